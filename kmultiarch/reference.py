@@ -1,0 +1,142 @@
+"""Image references: parse, normalise and format them as docker/distribution does.
+
+Pure: no network, no disk. ``ImageRef.parse(str(ref)) == ref`` for every normalised reference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kmultiarch.errors import InvalidReferenceError
+
+DOCKER_HUB = "docker.io"
+DOCKER_HUB_ALIASES = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
+DEFAULT_TAG = "latest"
+MAX_NAME_LENGTH = 255
+
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = re.compile(
+    rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?\Z"
+)
+_PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*\Z")
+_TAG = re.compile(r"[\w][\w.-]{0,127}\Z")
+_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}\Z")
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}\Z")
+_HEX64 = re.compile(r"[a-f0-9]{64}\Z")
+
+
+@dataclass(frozen=True, order=True)
+class ImageRef:
+    """A normalised image reference: ``registry/repository[:tag][@digest]``.
+
+    ``tag`` is ``latest`` when neither a tag nor a digest was given. When both are given the
+    digest decides what is resolved (as docker does); the tag is kept for display.
+    """
+
+    registry: str
+    repository: str
+    tag: str | None = None
+    digest: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ImageRef:
+        """Parse and normalise ``text``; raise :class:`InvalidReferenceError` naming it."""
+        if not isinstance(text, str) or not text:
+            raise InvalidReferenceError(f"invalid image reference {text!r}: it is empty")
+        if text != text.strip() or any(c.isspace() for c in text):
+            raise InvalidReferenceError(f"invalid image reference {text!r}: it contains white space")
+        remainder, _, digest = text.partition("@")
+        if "@" in digest:
+            raise InvalidReferenceError(f"invalid image reference {text!r}: more than one '@'")
+        name, tag = _split_tag(remainder)
+        if digest:
+            if not _DIGEST.match(digest):
+                raise InvalidReferenceError(
+                    f"invalid image reference {text!r}: {digest!r} is not a digest "
+                    "(expected algorithm:hex, e.g. sha256:<64 hex digits>)"
+                )
+            if digest.startswith("sha256:") and not _SHA256.match(digest):
+                raise InvalidReferenceError(
+                    f"invalid image reference {text!r}: a sha256 digest has 64 lowercase hex digits"
+                )
+        if tag is not None and not _TAG.match(tag):
+            raise InvalidReferenceError(
+                f"invalid image reference {text!r}: tag {tag!r} is not valid "
+                "(letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')"
+            )
+        registry, repository = _split_registry(name, text)
+        if len(repository) + len(registry) + 1 > MAX_NAME_LENGTH:
+            raise InvalidReferenceError(
+                f"invalid image reference {text!r}: the name is longer than {MAX_NAME_LENGTH}"
+            )
+        if not digest and tag is None:
+            tag = DEFAULT_TAG
+        return cls(registry, repository, tag, digest or None)
+
+    @property
+    def name(self) -> str:
+        """``registry/repository``, without tag or digest."""
+        return f"{self.registry}/{self.repository}"
+
+    @property
+    def api_reference(self) -> str:
+        """What the registry API is asked for: the digest when there is one, else the tag."""
+        return self.digest or self.tag or DEFAULT_TAG
+
+    @property
+    def is_pinned(self) -> bool:
+        """True when the reference names a digest: its content can never change."""
+        return self.digest is not None
+
+    def with_digest(self, digest: str) -> ImageRef:
+        return ImageRef(self.registry, self.repository, self.tag, digest)
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest is not None:
+            text += f"@{self.digest}"
+        return text
+
+
+def _split_tag(remainder: str) -> tuple[str, str | None]:
+    """Split ``name[:tag]``: a ':' after the last '/' starts the tag."""
+    slash = remainder.rfind("/")
+    colon = remainder.rfind(":")
+    if colon > slash:
+        return remainder[:colon], remainder[colon + 1 :]
+    return remainder, None
+
+
+def _split_registry(name: str, original: str) -> tuple[str, str]:
+    first, slash, rest = name.partition("/")
+    # The first component names a registry only if it looks like a host (distribution's rule).
+    if slash and (any(c in first for c in ".:") or first == "localhost" or first.lower() != first):
+        registry, path = first, rest
+        if not _DOMAIN.match(registry):
+            raise InvalidReferenceError(
+                f"invalid image reference {original!r}: {registry!r} is not a valid registry host"
+            )
+    else:
+        registry, path = DOCKER_HUB, name
+    if registry in DOCKER_HUB_ALIASES:
+        registry = DOCKER_HUB
+        if "/" not in path:
+            path = f"library/{path}"
+    if not path:
+        raise InvalidReferenceError(f"invalid image reference {original!r}: no repository name")
+    if _HEX64.match(path.removeprefix("library/")) and registry == DOCKER_HUB and "/" not in name:
+        raise InvalidReferenceError(
+            f"invalid image reference {original!r}: a 64-digit hex string is an image ID, "
+            "not a repository name"
+        )
+    for component in path.split("/"):
+        if not _PATH_COMPONENT.match(component):
+            hint = " (repository names must be lowercase)" if component.lower() != component else ""
+            raise InvalidReferenceError(
+                f"invalid image reference {original!r}: {component!r} is not a valid "
+                f"repository path component{hint}"
+            )
+    return registry, path
