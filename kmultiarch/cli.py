@@ -1,0 +1,223 @@
+"""The ``kmultiarch`` command line: a thin click adapter over the engine.
+
+Commands return an exit code; only :func:`run` turns errors into messages: a
+:class:`KmultiarchError` becomes one line on stderr and its exit code, anything unexpected
+exit 3 with the traceback written to a log file (never to the terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from kmultiarch import __version__
+from kmultiarch.errors import KmultiarchError
+
+if TYPE_CHECKING:
+    from kmultiarch.cache import ResolutionCache
+    from kmultiarch.policy import Policy
+    from kmultiarch.registry.client import ClientSettings
+    from kmultiarch.resolver import Resolver
+
+EXIT_UNEXPECTED = 3
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def warn(message: str) -> None:
+    click.echo(f"kmultiarch: warning: {message}", err=True)
+
+
+def fail(message: str) -> None:
+    click.echo(f"kmultiarch: error: {message}", err=True)
+
+
+@dataclass
+class RunOptions:
+    """Options shared by every command that resolves images."""
+
+    config: str | None
+    no_cache: bool
+    cache_dir: str | None
+    cache_ttl: float
+    concurrency: int
+    timeout: float
+    retries: int
+    verbose: int
+    quiet: bool
+
+    def load_policy(self) -> Policy:
+        from kmultiarch.policy import load_policy
+
+        return load_policy(self.config)
+
+    def client_settings(self) -> ClientSettings:
+        from kmultiarch.registry.client import ClientSettings
+
+        return ClientSettings(
+            concurrency=self.concurrency,
+            connect_timeout=min(5.0, self.timeout),
+            read_timeout=self.timeout,
+            attempt_timeout=self.timeout * 2,
+            retries=self.retries,
+        )
+
+    def open_cache(self) -> ResolutionCache:
+        from kmultiarch.cache import open_cache
+
+        cache = open_cache(Path(self.cache_dir) if self.cache_dir else None,
+                           enabled=not self.no_cache, tag_ttl=self.cache_ttl)
+        for message in cache.warnings:
+            warn(message)
+        cache.warnings.clear()
+        return cache
+
+    def resolver(self, policy: Policy, cache: ResolutionCache) -> Resolver:
+        from kmultiarch.resolver import Resolver
+
+        return Resolver(policy, cache, self.client_settings())
+
+
+def resolver_options(function: F) -> F:
+    """The options every resolving command takes, gathered into a RunOptions argument."""
+    options = [
+        click.option("--config", "config", envvar="KMULTIARCH_CONFIG", metavar="PATH",
+                     help="MultiArchPolicy file (default: $KMULTIARCH_CONFIG, else built-in defaults)."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache."),
+        click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR",
+                     help="Cache directory (default: $KMULTIARCH_CACHE_DIR or $XDG_CACHE_HOME/kmultiarch)."),
+        click.option("--cache-ttl", type=click.FloatRange(min=0), default=3600.0,
+                     envvar="KMULTIARCH_CACHE_TTL", show_default=True, metavar="SECONDS",
+                     help="How long a tag -> digest answer is trusted before a HEAD revalidates it."),
+        click.option("--concurrency", type=click.IntRange(1, 256), default=32,
+                     envvar="KMULTIARCH_CONCURRENCY", show_default=True,
+                     help="Images looked up at once."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0,
+                     envvar="KMULTIARCH_TIMEOUT", show_default=True, metavar="SECONDS",
+                     help="Connect/read timeout of one registry request (an attempt may take twice that)."),
+        click.option("--retries", type=click.IntRange(0, 10), default=2, show_default=True,
+                     envvar="KMULTIARCH_RETRIES",
+                     help="Retries on connection errors, 5xx and 429."),
+        click.option("-v", "--verbose", count=True, help="Log each registry request to stderr."),
+        click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr."),
+    ]
+
+    def wrapper(**kwargs: Any) -> Any:
+        run_options = RunOptions(**{key: kwargs.pop(key) for key in (
+            "config", "no_cache", "cache_dir", "cache_ttl", "concurrency", "timeout",
+            "retries", "verbose", "quiet")})
+        _configure_logging(run_options.verbose)
+        return function(run_options, **kwargs)
+
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = function.__doc__
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def _configure_logging(verbose: int) -> None:
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("kmultiarch: %(levelname)s: %(message)s"))
+        logger = logging.getLogger("kmultiarch")
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kmultiarch", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Add tolerations and node affinity to rendered Kubernetes manifests, from the platforms
+    their images support."""
+
+
+@cli.command()
+@click.argument("images", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@resolver_options
+def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
+    """Print the platforms of each IMAGE, resolved from its registry."""
+    from kmultiarch.commands.inspect import inspect_images
+
+    return inspect_images(options, list(images), output)
+
+
+@cli.group()
+def cache() -> None:
+    """Show or clear the platform cache."""
+
+
+@cache.command("info")
+@click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
+def cache_info(cache_dir: str | None) -> int:
+    """Where the cache is and what it holds."""
+    from kmultiarch.commands.cache import show_cache_info
+
+    return show_cache_info(Path(cache_dir) if cache_dir else None)
+
+
+@cache.command("clear")
+@click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
+def cache_clear(cache_dir: str | None) -> int:
+    """Remove every cached answer."""
+    from kmultiarch.commands.cache import clear_cache
+
+    return clear_cache(Path(cache_dir) if cache_dir else None)
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI and map every outcome to an exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="kmultiarch", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        fail("aborted")
+        return 130
+    except KmultiarchError as exc:
+        fail(str(exc))
+        return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`kmultiarch ... | head`): nothing more to say.
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        fail("interrupted")
+        return 130
+    except Exception:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
+        log_path = _write_crash_log()
+        fail(f"unexpected error ({sys.exc_info()[1]!r}); this is a bug in kmultiarch: "
+             f"please report it with the log at {log_path}")
+        return EXIT_UNEXPECTED
+    return int(result or 0)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _write_crash_log() -> str:
+    handle, path = tempfile.mkstemp(prefix="kmultiarch-crash-", suffix=".log")
+    with os.fdopen(handle, "w") as log_file:
+        log_file.write(f"kmultiarch {__version__}, Python {sys.version}\n")
+        log_file.write(f"argv: {sys.argv!r}\n\n")
+        traceback.print_exc(file=log_file)
+    return path

@@ -1,0 +1,1 @@
+"""Talking to registries: endpoints, credentials, the token handshake and the HTTP client."""

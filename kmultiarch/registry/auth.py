@@ -1,0 +1,232 @@
+"""Credentials and the registry auth handshake, without network I/O (but for credential helpers).
+
+Credentials come from ``$REGISTRY_AUTH_FILE`` (podman, skopeo), ``$DOCKER_CONFIG/config.json`` or
+``~/.docker/config.json`` (``auths``, ``identitytoken``, ``credsStore``, ``credHelpers``) and
+``$XDG_RUNTIME_DIR/containers/auth.json``. A :class:`Credentials` never shows its secret in
+``repr`` or ``str``; nothing here logs one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from kmultiarch.errors import RegistryAuthError
+
+DOCKER_HUB_CREDENTIAL_KEY = "https://index.docker.io/v1/"
+_DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
+HELPER_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A username and secret for one registry host. ``identity_token`` marks an OAuth2 refresh
+    token (``identitytoken`` in docker's config, or username ``<token>`` from a helper)."""
+
+    username: str
+    secret: str = field(repr=False)
+    identity_token: bool = False
+
+    def basic_header(self) -> str:
+        raw = f"{self.username}:{self.secret}".encode()
+        return "Basic " + base64.b64encode(raw).decode("ascii")
+
+    def __str__(self) -> str:
+        return f"Credentials(username={self.username!r}, secret=<redacted>)"
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """A parsed ``WWW-Authenticate`` header: ``Bearer`` or ``Basic`` with its parameters."""
+
+    scheme: str
+    params: Mapping[str, str]
+
+    @property
+    def realm(self) -> str:
+        return self.params.get("realm", "")
+
+    @property
+    def service(self) -> str:
+        return self.params.get("service", "")
+
+    @property
+    def scope(self) -> str:
+        return self.params.get("scope", "")
+
+
+_CHALLENGE_PARAM = re.compile(r'\s*([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))\s*,?')
+
+
+def parse_challenge(header: str | None) -> Challenge | None:
+    """Parse ``Bearer realm="...",service="...",scope="..."`` (or ``Basic realm="..."``)."""
+    if not header:
+        return None
+    scheme, _, rest = header.strip().partition(" ")
+    if not scheme:
+        return None
+    params: dict[str, str] = {}
+    position = 0
+    while position < len(rest):
+        match = _CHALLENGE_PARAM.match(rest, position)
+        if not match or match.end() == position:
+            break
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        params[match.group(1).lower()] = re.sub(r"\\(.)", r"\1", value)
+        position = match.end()
+    return Challenge(scheme.lower(), params)
+
+
+def repository_scope(repository: str) -> str:
+    return f"repository:{repository}:pull"
+
+
+def credential_keys(host: str) -> tuple[str, ...]:
+    """The keys a registry host may be stored under in a docker or containers auth file."""
+    if host in _DOCKER_HUB_HOSTS:
+        return (DOCKER_HUB_CREDENTIAL_KEY, *_DOCKER_HUB_HOSTS)
+    return (host, f"https://{host}", f"http://{host}")
+
+
+def _normalise_auth_key(key: str) -> str:
+    if "://" in key:
+        key = urlsplit(key).netloc
+    host = key.split("/", 1)[0]
+    return "docker.io" if host in _DOCKER_HUB_HOSTS else host
+
+
+class CredentialStore:
+    """Looks up credentials per registry host, once per host per run."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = os.environ if environ is None else environ
+        self._memo: dict[str, Credentials | None] = {}
+
+    def auth_files(self) -> list[Path]:
+        env = self._environ
+        files: list[Path] = []
+        if env.get("REGISTRY_AUTH_FILE"):
+            files.append(Path(env["REGISTRY_AUTH_FILE"]))
+        docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else (
+            Path(env.get("HOME", str(Path.home()))) / ".docker"
+        )
+        files.append(docker_dir / "config.json")
+        if env.get("XDG_RUNTIME_DIR"):
+            files.append(Path(env["XDG_RUNTIME_DIR"]) / "containers" / "auth.json")
+        return files
+
+    def lookup(self, host: str) -> Credentials | None:
+        """Credentials for ``host`` (as the API is reached, e.g. ``registry-1.docker.io``)."""
+        normalised = "docker.io" if host in _DOCKER_HUB_HOSTS else host
+        if normalised not in self._memo:
+            self._memo[normalised] = self._find(normalised)
+        return self._memo[normalised]
+
+    def _find(self, host: str) -> Credentials | None:
+        for path in self.auth_files():
+            config = _read_auth_file(path)
+            if config is None:
+                continue
+            helpers = config.get("credHelpers")
+            if isinstance(helpers, Mapping):
+                for key, helper in helpers.items():
+                    if _normalise_auth_key(key) == host and isinstance(helper, str):
+                        return _run_credential_helper(helper, host, path)
+            auths = config.get("auths")
+            entry = None
+            if isinstance(auths, Mapping):
+                for key, value in auths.items():
+                    if _normalise_auth_key(key) == host and isinstance(value, Mapping):
+                        entry = value
+                        break
+            if entry is not None:
+                credentials = _credentials_from_entry(entry, host, path)
+                if credentials is not None:
+                    return credentials
+            store = config.get("credsStore")
+            if isinstance(store, str) and store:
+                found = _run_credential_helper(store, host, path)
+                if found is not None:
+                    return found
+        return None
+
+
+def _read_auth_file(path: Path) -> Mapping[str, object] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RegistryAuthError(f"cannot read registry auth file {path}: {exc}") from exc
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise RegistryAuthError(
+            f"registry auth file {path} is not valid JSON (line {getattr(exc, 'lineno', '?')}); "
+            "fix it or point DOCKER_CONFIG elsewhere"
+        ) from None
+    return config if isinstance(config, Mapping) else None
+
+
+def _credentials_from_entry(entry: Mapping[str, object], host: str, path: Path) -> Credentials | None:
+    identity = entry.get("identitytoken")
+    encoded = entry.get("auth")
+    username = entry.get("username")
+    password = entry.get("password")
+    if isinstance(encoded, str) and encoded:
+        try:
+            decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise RegistryAuthError(
+                f"{path}: the 'auth' entry for {host} is not base64 of user:password"
+            ) from None
+        username, sep, password = decoded.partition(":")
+        if not sep:
+            raise RegistryAuthError(f"{path}: the 'auth' entry for {host} has no ':' separator")
+    if isinstance(identity, str) and identity:
+        return Credentials(str(username or "<token>"), identity, identity_token=True)
+    if isinstance(username, str) and username and isinstance(password, str):
+        return Credentials(username, password)
+    return None
+
+
+def _run_credential_helper(suffix: str, host: str, path: Path) -> Credentials | None:
+    program = f"docker-credential-{suffix}"
+    executable = shutil.which(program)
+    if executable is None:
+        raise RegistryAuthError(
+            f"{path} names the credential helper {program!r} for {host}, but it is not on PATH"
+        )
+    server_url = DOCKER_HUB_CREDENTIAL_KEY if host == "docker.io" else host
+    try:
+        completed = subprocess.run(
+            [executable, "get"],
+            input=server_url.encode(),
+            capture_output=True,
+            timeout=HELPER_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RegistryAuthError(f"credential helper {program} failed for {host}: {exc}") from None
+    if completed.returncode != 0:
+        # "credentials not found in native keychain" is an answer, not a failure.
+        return None
+    try:
+        answer = json.loads(completed.stdout)
+        username, secret = answer["Username"], answer["Secret"]
+    except (ValueError, KeyError, TypeError):
+        raise RegistryAuthError(
+            f"credential helper {program} gave an unreadable answer for {host}"
+        ) from None
+    if not isinstance(username, str) or not isinstance(secret, str) or not secret:
+        return None
+    return Credentials(username, secret, identity_token=username == "<token>")

@@ -1,0 +1,600 @@
+"""The registry HTTP client: one ``httpx.AsyncClient`` per run, bounded and retried.
+
+How a request is made, in order:
+- the endpoint: the policy's mirror first (same repository paths), then the registry itself;
+  plain HTTP for ``insecure: true`` and loopback hosts (as Docker does), HTTPS otherwise, with
+  an extra CA per registry when configured;
+- the handshake: ``GET /v2/`` once per endpoint (lazily, on the first request) learns whether
+  it wants Bearer tokens, Basic auth or nothing. Bearer tokens are fetched for every repository
+  of the run that lives on that endpoint in one request (several ``scope`` parameters), reused
+  until they expire, and refetched for a single scope only when the registry asks for it;
+- retries with exponential backoff on connection errors, timeouts, 5xx and 429 (honouring
+  ``Retry-After``, capped); a total deadline per attempt, so a server that trickles bytes cannot
+  hold a run; bodies read with a size cap;
+- credentials go only to the host they belong to and to the token realm that host names (over
+  HTTPS, or loopback); redirects to another origin are followed without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import logging
+import random
+import ssl
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+from kmultiarch.errors import (
+    ManifestError,
+    RegistryAuthError,
+    RegistryError,
+    RegistryTransportError,
+)
+from kmultiarch.manifest import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
+from kmultiarch.policy import RegistrySettings
+from kmultiarch.reference import DOCKER_HUB
+from kmultiarch.registry.auth import (
+    Challenge,
+    Credentials,
+    CredentialStore,
+    parse_challenge,
+    repository_scope,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+log = logging.getLogger("kmultiarch.registry")
+
+DOCKER_HUB_API = "registry-1.docker.io"
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_REDIRECTS = 5
+MAX_SCOPES_PER_TOKEN_REQUEST = 50
+TOKEN_EXPIRY_MARGIN = 10.0
+DEFAULT_TOKEN_LIFETIME = 60.0
+MAX_ERROR_BODY = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Bounds of a run's registry traffic (CLI flags set these)."""
+
+    concurrency: int = 32
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    #: Total time one attempt may take, body included: bounds a server that trickles bytes.
+    attempt_timeout: float = 20.0
+    retries: int = 2
+    backoff: float = 0.25
+    max_retry_after: float = 10.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the API of a registry (or of its mirror) is served."""
+
+    registry: str
+    base_url: str
+    is_mirror: bool = False
+
+    @property
+    def origin(self) -> str:
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.base_url).netloc
+
+
+@dataclass
+class FetchedBody:
+    body: bytes
+    content_type: str | None
+    digest: str | None
+    endpoint: Endpoint
+
+
+@dataclass
+class _Token:
+    scopes: frozenset[str]
+    value: str = field(repr=False)
+    expires_at: float
+
+
+@dataclass
+class _EndpointAuth:
+    """What one endpoint asked for, learnt once per run."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    probed: bool = False
+    challenge: Challenge | None = None
+    tokens: list[_Token] = field(default_factory=list)
+
+
+def is_loopback(host: str) -> bool:
+    hostname = urlsplit(f"//{host}").hostname or host
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def endpoints_for(registry: str, settings: RegistrySettings) -> list[Endpoint]:
+    """The mirror (if any) then the registry itself, with the scheme each is reached over."""
+    endpoints = []
+    if settings.mirror:
+        endpoints.append(Endpoint(registry, settings.mirror.rstrip("/"), is_mirror=True))
+    api_host = DOCKER_HUB_API if registry == DOCKER_HUB else registry
+    if settings.insecure is True:
+        scheme = "http"
+    elif settings.insecure is False or settings.ca is not None:
+        scheme = "https"
+    else:
+        scheme = "http" if is_loopback(api_host) else "https"
+    endpoints.append(Endpoint(registry, f"{scheme}://{api_host}"))
+    return endpoints
+
+
+class RegistryClient:
+    """Fetches manifests and blobs. Use as ``async with RegistryClient(...) as client``."""
+
+    def __init__(
+        self,
+        registries: Mapping[str, RegistrySettings],
+        settings: ClientSettings | None = None,
+        credentials: CredentialStore | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.registries = registries
+        self.settings = settings or ClientSettings()
+        self.credentials = credentials or CredentialStore()
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._auth: dict[str, _EndpointAuth] = {}
+        self._planned: dict[str, set[str]] = {}
+        #: Requests made, by kind: ``ping``, ``token``, ``manifest-head``, ``manifest-get``, ``blob``.
+        self.requests: Counter[str] = Counter()
+
+    async def __aenter__(self) -> RegistryClient:
+        import httpx
+
+        timeout = httpx.Timeout(
+            self.settings.read_timeout, connect=self.settings.connect_timeout, pool=None
+        )
+        limits = httpx.Limits(
+            max_connections=max(self.settings.concurrency * 2, 8), max_keepalive_connections=32
+        )
+        mounts: dict[str, httpx.AsyncBaseTransport] = {}
+        if self._transport is None:
+            for registry, registry_settings in self.registries.items():
+                if registry_settings.ca is None:
+                    continue
+                context = _ssl_context(registry_settings)
+                for endpoint in endpoints_for(registry, registry_settings):
+                    if endpoint.base_url.startswith("https://") and not endpoint.is_mirror:
+                        mounts[f"https://{endpoint.host}"] = httpx.AsyncHTTPTransport(
+                            verify=context, limits=limits
+                        )
+        self._client = httpx.AsyncClient(
+            timeout=timeout,
+            limits=limits,
+            follow_redirects=False,
+            transport=self._transport,
+            mounts=mounts or None,
+            headers={"User-Agent": _user_agent()},
+            trust_env=True,
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def plan(self, repositories: Iterable[tuple[str, str]]) -> None:
+        """Announce the (registry, repository) pairs of the run, so tokens are fetched for all
+        repositories of a registry in one request."""
+        for registry, repository in repositories:
+            self._planned.setdefault(registry, set()).add(repository)
+
+    def endpoints(self, registry: str) -> list[Endpoint]:
+        return endpoints_for(registry, self.registries.get(registry, RegistrySettings()))
+
+    # -- public operations ------------------------------------------------------------------
+
+    async def head_manifest(self, endpoint: Endpoint, repository: str, reference: str,
+                            *, source: str) -> str | None:
+        """The digest a tag points to now, or None when the registry does not say."""
+        response = await self._request(
+            "HEAD", endpoint, repository, f"/v2/{repository}/manifests/{reference}",
+            kind="manifest-head", accept=MANIFEST_ACCEPT, cap=0, source=source,
+        )
+        digest = response.headers.get("docker-content-digest")
+        return digest.strip() if digest else None
+
+    async def get_manifest(self, endpoint: Endpoint, repository: str, reference: str,
+                           *, source: str) -> FetchedBody:
+        response = await self._request(
+            "GET", endpoint, repository, f"/v2/{repository}/manifests/{reference}",
+            kind="manifest-get", accept=MANIFEST_ACCEPT, cap=MAX_MANIFEST_BYTES, source=source,
+        )
+        digest = response.headers.get("docker-content-digest")
+        return FetchedBody(
+            response.body, response.headers.get("content-type"),
+            digest.strip() if digest else None, endpoint,
+        )
+
+    async def get_blob(self, endpoint: Endpoint, repository: str, digest: str, *, cap: int,
+                       source: str) -> bytes:
+        response = await self._request(
+            "GET", endpoint, repository, f"/v2/{repository}/blobs/{digest}",
+            kind="blob", accept="application/json, */*", cap=cap, source=source,
+        )
+        return response.body
+
+    # -- the request pipeline ---------------------------------------------------------------
+
+    async def _request(self, method: str, endpoint: Endpoint, repository: str, path: str, *,
+                       kind: str, accept: str, cap: int, source: str) -> _Response:
+        auth = await self._probe(endpoint, source=source)
+        authorization = await self._authorization(endpoint, auth, repository, source=source)
+        response = await self._send_following_redirects(
+            method, endpoint, endpoint.base_url + path, authorization,
+            kind=kind, accept=accept, cap=cap, source=source,
+        )
+        if response.status == 401:
+            challenge = parse_challenge(response.headers.get("www-authenticate"))
+            if challenge is not None and challenge.scheme == "bearer":
+                auth.challenge = auth.challenge or challenge
+                scope = challenge.scope or repository_scope(repository)
+                token = await self._fetch_token(endpoint, auth, frozenset(scope.split(" ")),
+                                                source=source)
+                response = await self._send_following_redirects(
+                    method, endpoint, endpoint.base_url + path, f"Bearer {token.value}",
+                    kind=kind, accept=accept, cap=cap, source=source,
+                )
+        if 200 <= response.status < 300:
+            return response
+        raise self._status_error(response, endpoint, repository, source=source)
+
+    async def _probe(self, endpoint: Endpoint, *, source: str) -> _EndpointAuth:
+        auth = self._auth.setdefault(endpoint.base_url, _EndpointAuth())
+        if auth.probed:
+            return auth
+        async with auth.lock:
+            if auth.probed:
+                return auth
+            response = await self._send_following_redirects(
+                "GET", endpoint, endpoint.base_url + "/v2/", None,
+                kind="ping", accept="application/json", cap=MAX_ERROR_BODY, source=source,
+            )
+            if response.status == 401:
+                auth.challenge = parse_challenge(response.headers.get("www-authenticate"))
+            elif response.status >= 500 or response.status == 429:
+                raise self._status_error(response, endpoint, None, source=source)
+            # 200, or a 404 from a registry that does not serve /v2/: no auth known yet.
+            auth.probed = True
+        return auth
+
+    async def _authorization(self, endpoint: Endpoint, auth: _EndpointAuth, repository: str,
+                             *, source: str) -> str | None:
+        challenge = auth.challenge
+        if challenge is None:
+            return None
+        if challenge.scheme == "basic":
+            credentials = self._credentials(endpoint)
+            if credentials is None:
+                raise RegistryAuthError(
+                    f"{source}: {endpoint.host} requires a login; run `docker login "
+                    f"{endpoint.host}` or set DOCKER_CONFIG / REGISTRY_AUTH_FILE"
+                )
+            return credentials.basic_header()
+        if challenge.scheme != "bearer":
+            raise RegistryAuthError(
+                f"{source}: {endpoint.host} asks for unsupported auth scheme {challenge.scheme!r}"
+            )
+        scope = repository_scope(repository)
+        token = _valid_token(auth, scope)
+        if token is None:
+            async with auth.lock:
+                token = _valid_token(auth, scope)
+                if token is None:
+                    wanted = {scope} | {
+                        repository_scope(name)
+                        for name in sorted(self._planned.get(endpoint.registry, ()))
+                        if _valid_token(auth, repository_scope(name)) is None
+                    }
+                    token = await self._fetch_token(endpoint, auth, frozenset(wanted),
+                                                    source=source, locked=True)
+        return f"Bearer {token.value}"
+
+    async def _fetch_token(self, endpoint: Endpoint, auth: _EndpointAuth, scopes: frozenset[str],
+                           *, source: str, locked: bool = False) -> _Token:
+        challenge = auth.challenge
+        if challenge is None or not challenge.realm:
+            raise RegistryAuthError(f"{source}: {endpoint.host} sent a Bearer challenge without realm")
+        realm = challenge.realm
+        credentials = self._credentials(endpoint)
+        realm_parts = urlsplit(realm)
+        if realm_parts.scheme not in ("http", "https"):
+            raise RegistryAuthError(f"{source}: token realm {realm!r} is not an http(s) URL")
+        if credentials is not None and realm_parts.scheme != "https" and not (
+            is_loopback(realm_parts.netloc) or endpoint.base_url.startswith("http://")
+        ):
+            raise RegistryAuthError(
+                f"{source}: {endpoint.host} wants credentials sent to {realm_parts.netloc} over "
+                "plain HTTP; refusing"
+            )
+        ordered = sorted(scopes)
+        tokens: list[_Token] = []
+        for start in range(0, len(ordered), MAX_SCOPES_PER_TOKEN_REQUEST):
+            chunk = ordered[start : start + MAX_SCOPES_PER_TOKEN_REQUEST]
+            tokens.append(await self._token_request(endpoint, realm, challenge.service, chunk,
+                                                    credentials, source=source))
+        auth.tokens = [t for t in auth.tokens if t.expires_at > time.time()] + tokens
+        for token in tokens:
+            if scopes & token.scopes:
+                return token
+        return tokens[0]
+
+    async def _token_request(self, endpoint: Endpoint, realm: str, service: str,
+                             scopes: list[str], credentials: Credentials | None, *,
+                             source: str) -> _Token:
+        params: list[tuple[str, str]] = []
+        if service:
+            params.append(("service", service))
+        params.extend(("scope", scope) for scope in scopes)
+        if credentials is not None and credentials.identity_token:
+            method, form = "POST", {
+                "grant_type": "refresh_token",
+                "refresh_token": credentials.secret,
+                "client_id": "kmultiarch",
+                "service": service,
+                "scope": " ".join(scopes),
+            }
+            headers: dict[str, str] = {}
+        else:
+            method, form = "GET", None
+            headers = {"Authorization": credentials.basic_header()} if credentials else {}
+        response = await self._send_with_retries(
+            method, realm, headers, params=params, form=form, kind="token",
+            accept="application/json", cap=MAX_ERROR_BODY, source=source,
+        )
+        if response.status in (401, 403):
+            login = " the stored credentials were refused;" if credentials else ""
+            raise RegistryAuthError(
+                f"{source}: token endpoint {urlsplit(realm).netloc} answered {response.status};"
+                f"{login} check `docker login {endpoint.host}`"
+            )
+        if response.status != 200:
+            raise RegistryAuthError(
+                f"{source}: token endpoint {urlsplit(realm).netloc} answered {response.status}"
+            )
+        try:
+            import json
+
+            answer = json.loads(response.body)
+            value = answer.get("token") or answer.get("access_token")
+            lifetime = float(answer.get("expires_in") or DEFAULT_TOKEN_LIFETIME)
+        except (ValueError, TypeError, AttributeError):
+            raise RegistryAuthError(
+                f"{source}: token endpoint {urlsplit(realm).netloc} sent an unreadable answer"
+            ) from None
+        if not isinstance(value, str) or not value:
+            raise RegistryAuthError(
+                f"{source}: token endpoint {urlsplit(realm).netloc} sent no token"
+            )
+        lifetime = max(lifetime, TOKEN_EXPIRY_MARGIN * 2)
+        return _Token(frozenset(scopes), value, time.time() + lifetime - TOKEN_EXPIRY_MARGIN)
+
+    def _credentials(self, endpoint: Endpoint) -> Credentials | None:
+        return self.credentials.lookup(endpoint.host)
+
+    async def _send_following_redirects(self, method: str, endpoint: Endpoint, url: str,
+                                        authorization: str | None, *, kind: str, accept: str,
+                                        cap: int, source: str) -> _Response:
+        origin = endpoint.origin
+        for _ in range(MAX_REDIRECTS + 1):
+            same_origin = _origin(url) == origin
+            headers = {"Accept": accept}
+            if authorization and same_origin:
+                headers["Authorization"] = authorization
+            response = await self._send_with_retries(method, url, headers, kind=kind,
+                                                     accept=accept, cap=cap, source=source)
+            if response.status not in (301, 302, 303, 307, 308):
+                return response
+            location = response.headers.get("location")
+            if not location:
+                return response
+            url = urljoin(url, location)
+            if _origin(url) != origin:
+                log.debug("redirect to another origin %s: credentials are not sent there",
+                          _origin(url))
+        raise RegistryTransportError(f"{source}: more than {MAX_REDIRECTS} redirects")
+
+    async def _send_with_retries(self, method: str, url: str, headers: dict[str, str], *,
+                                 kind: str, accept: str, cap: int, source: str,
+                                 params: list[tuple[str, str]] | None = None,
+                                 form: dict[str, str] | None = None) -> _Response:
+        import httpx
+
+        assert self._client is not None, "RegistryClient used outside `async with`"
+        attempts = self.settings.retries + 1
+        last_problem = ""
+        for attempt in range(attempts):
+            started = time.monotonic()
+            self.requests[kind] += 1
+            try:
+                async with asyncio.timeout(self.settings.attempt_timeout):
+                    response = await self._exchange(method, url, headers, params, form, cap,
+                                                    source=source)
+            except TimeoutError:
+                last_problem = f"no complete answer within {self.settings.attempt_timeout:g} s"
+                retry_after = None
+            except httpx.TransportError as exc:
+                last_problem = _describe_transport_error(exc)
+                retry_after = None
+            else:
+                log.debug("%s %s -> %d (%.0f ms)", method, _loggable(url), response.status,
+                          (time.monotonic() - started) * 1000)
+                if response.status not in RETRYABLE_STATUS:
+                    return response
+                last_problem = f"{response.status} {_registry_message(response)}".strip()
+                retry_after = _retry_after(response.headers.get("retry-after"))
+                if attempt == attempts - 1:
+                    return response
+            log.debug("%s %s failed: %s (attempt %d of %d)", method, _loggable(url), last_problem,
+                      attempt + 1, attempts)
+            if attempt < attempts - 1:
+                delay = self.settings.backoff * (2**attempt) * (1 + random.random() / 2)  # noqa: S311
+                if retry_after is not None:
+                    delay = min(max(retry_after, delay), self.settings.max_retry_after)
+                await asyncio.sleep(delay)
+        raise RegistryTransportError(
+            f"{source}: {_origin(url)} did not answer after {attempts} attempts: {last_problem}"
+        )
+
+    async def _exchange(self, method: str, url: str, headers: dict[str, str],
+                        params: list[tuple[str, str]] | None, form: dict[str, str] | None,
+                        cap: int, *, source: str) -> _Response:
+        assert self._client is not None
+        request = self._client.build_request(method, url, headers=headers, params=params,
+                                             data=form)
+        response = await self._client.send(request, stream=True)
+        try:
+            limit = cap if 200 <= response.status_code < 300 else MAX_ERROR_BODY
+            declared = response.headers.get("content-length")
+            if method != "HEAD" and declared and declared.isdigit() and int(declared) > limit:
+                if 200 <= response.status_code < 300:
+                    raise ManifestError(
+                        f"{source}: {_loggable(url)} is {int(declared)} bytes, over the "
+                        f"{limit}-byte cap"
+                    )
+                return _Response(response.status_code, response.headers, b"")
+            chunks: list[bytes] = []
+            size = 0
+            if method != "HEAD":
+                async for chunk in response.aiter_raw():
+                    size += len(chunk)
+                    if size > limit:
+                        if 200 <= response.status_code < 300:
+                            raise ManifestError(
+                                f"{source}: {_loggable(url)} is larger than the {limit}-byte cap"
+                            )
+                        break
+                    chunks.append(chunk)
+            return _Response(response.status_code, response.headers, b"".join(chunks))
+        finally:
+            await response.aclose()
+
+    def _status_error(self, response: _Response, endpoint: Endpoint, repository: str | None, *,
+                      source: str) -> RegistryError:
+        message = _registry_message(response)
+        detail = f" ({message})" if message else ""
+        status = response.status
+        if status in (401, 403):
+            return RegistryAuthError(
+                f"{source}: {endpoint.host} refused access ({status}{detail}); if the image is "
+                f"private, run `docker login {endpoint.host}` or set DOCKER_CONFIG / "
+                "REGISTRY_AUTH_FILE"
+            )
+        if status == 404:
+            return RegistryError(
+                f"{source}: not found on {endpoint.host}{detail}; check the image name and tag"
+            )
+        if status in RETRYABLE_STATUS:
+            return RegistryTransportError(
+                f"{source}: {endpoint.host} answered {status}{detail} after "
+                f"{self.settings.retries + 1} attempts"
+            )
+        return RegistryError(f"{source}: {endpoint.host} answered {status}{detail}")
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+
+def _valid_token(auth: _EndpointAuth, scope: str) -> _Token | None:
+    now = time.time()
+    for token in auth.tokens:
+        if scope in token.scopes and token.expires_at > now:
+            return token
+    return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _loggable(url: str) -> str:
+    """The URL without query or user info: nothing secret goes into a log line."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def _registry_message(response: _Response) -> str:
+    """The registry's own error code and message, e.g. ``MANIFEST_UNKNOWN: manifest unknown``."""
+    import json
+
+    try:
+        errors = json.loads(response.body).get("errors")
+        first = errors[0]
+        return f"{first.get('code', '')}: {first.get('message', '')}".strip(": ")[:200]
+    except (ValueError, AttributeError, TypeError, IndexError, KeyError):
+        return ""
+
+
+def _describe_transport_error(exc: Exception) -> str:
+    name = type(exc).__name__
+    text = str(exc).strip()
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return (
+            "TLS certificate not trusted (CERTIFICATE_VERIFY_FAILED); add the registry's CA with "
+            "`ca:` under spec.registries, or `insecure: true` for plain HTTP"
+        )
+    return f"{name}: {text}" if text else name
+
+
+def _ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
+    import certifi
+
+    context = ssl.create_default_context(cafile=certifi.where())
+    if settings.ca is not None:
+        context.load_verify_locations(cafile=str(settings.ca))
+    return context
+
+
+def _user_agent() -> str:
+    from kmultiarch import __version__
+
+    return f"kmultiarch/{__version__}"
