@@ -119,7 +119,9 @@ class DiskCacheBackend:
             raise CacheError(f"cannot create cache in {self.directory}: {exc}") from exc
 
     def _move_aside(self) -> Path:
-        target = self.directory.with_name(f"{self.directory.name}.corrupt-{os.getpid()}-{int(time.time())}")
+        target = self.directory.with_name(
+            f"{self.directory.name}.corrupt-{os.getpid()}-{int(time.time())}"
+        )
         try:
             self.directory.rename(target)
         except OSError as exc:
@@ -295,8 +297,11 @@ class ResolutionCache:
         self.backend.close()
 
 
-def open_cache(directory: Path | None, *, enabled: bool = True,
-               tag_ttl: float = DEFAULT_TAG_TTL) -> ResolutionCache:
+def open_cache(
+    directory: Path | None, *, enabled: bool = True, tag_ttl: float = DEFAULT_TAG_TTL
+) -> ResolutionCache:
     backend: CacheBackend
-    backend = DiskCacheBackend(directory or default_cache_dir()) if enabled else MemoryCacheBackend()
+    backend = (
+        DiskCacheBackend(directory or default_cache_dir()) if enabled else MemoryCacheBackend()
+    )
     return ResolutionCache(backend, tag_ttl=tag_ttl)

@@ -40,6 +40,10 @@ def fail(message: str) -> None:
     click.echo(f"kmultiarch: error: {message}", err=True)
 
 
+def note(message: str) -> None:
+    click.echo(f"kmultiarch: {message}", err=True)
+
+
 @dataclass
 class RunOptions:
     """Options shared by every command that resolves images."""
@@ -73,8 +77,11 @@ class RunOptions:
     def open_cache(self) -> ResolutionCache:
         from kmultiarch.cache import open_cache
 
-        cache = open_cache(Path(self.cache_dir) if self.cache_dir else None,
-                           enabled=not self.no_cache, tag_ttl=self.cache_ttl)
+        cache = open_cache(
+            Path(self.cache_dir) if self.cache_dir else None,
+            enabled=not self.no_cache,
+            tag_ttl=self.cache_ttl,
+        )
         for message in cache.warnings:
             warn(message)
         cache.warnings.clear()
@@ -89,31 +96,75 @@ class RunOptions:
 def resolver_options(function: F) -> F:
     """The options every resolving command takes, gathered into a RunOptions argument."""
     options = [
-        click.option("--config", "config", envvar="KMULTIARCH_CONFIG", metavar="PATH",
-                     help="MultiArchPolicy file (default: $KMULTIARCH_CONFIG, else built-in defaults)."),
+        click.option(
+            "--config",
+            "config",
+            envvar="KMULTIARCH_CONFIG",
+            metavar="PATH",
+            help="MultiArchPolicy file (default: $KMULTIARCH_CONFIG, else built-in defaults).",
+        ),
         click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache."),
-        click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR",
-                     help="Cache directory (default: $KMULTIARCH_CACHE_DIR or $XDG_CACHE_HOME/kmultiarch)."),
-        click.option("--cache-ttl", type=click.FloatRange(min=0), default=3600.0,
-                     envvar="KMULTIARCH_CACHE_TTL", show_default=True, metavar="SECONDS",
-                     help="How long a tag -> digest answer is trusted before a HEAD revalidates it."),
-        click.option("--concurrency", type=click.IntRange(1, 256), default=32,
-                     envvar="KMULTIARCH_CONCURRENCY", show_default=True,
-                     help="Images looked up at once."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0,
-                     envvar="KMULTIARCH_TIMEOUT", show_default=True, metavar="SECONDS",
-                     help="Connect/read timeout of one registry request (an attempt may take twice that)."),
-        click.option("--retries", type=click.IntRange(0, 10), default=2, show_default=True,
-                     envvar="KMULTIARCH_RETRIES",
-                     help="Retries on connection errors, 5xx and 429."),
+        click.option(
+            "--cache-dir",
+            envvar="KMULTIARCH_CACHE_DIR",
+            metavar="DIR",
+            help="Cache directory (default: $KMULTIARCH_CACHE_DIR or $XDG_CACHE_HOME/kmultiarch).",
+        ),
+        click.option(
+            "--cache-ttl",
+            type=click.FloatRange(min=0),
+            default=3600.0,
+            envvar="KMULTIARCH_CACHE_TTL",
+            show_default=True,
+            metavar="SECONDS",
+            help="How long a tag -> digest answer is trusted before a HEAD revalidates it.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 256),
+            default=32,
+            envvar="KMULTIARCH_CONCURRENCY",
+            show_default=True,
+            help="Images looked up at once.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            default=10.0,
+            envvar="KMULTIARCH_TIMEOUT",
+            show_default=True,
+            metavar="SECONDS",
+            help="Connect/read timeout of one registry request (an attempt may take twice that).",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=2,
+            show_default=True,
+            envvar="KMULTIARCH_RETRIES",
+            help="Retries on connection errors, 5xx and 429.",
+        ),
         click.option("-v", "--verbose", count=True, help="Log each registry request to stderr."),
         click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr."),
     ]
 
     def wrapper(**kwargs: Any) -> Any:
-        run_options = RunOptions(**{key: kwargs.pop(key) for key in (
-            "config", "no_cache", "cache_dir", "cache_ttl", "concurrency", "timeout",
-            "retries", "verbose", "quiet")})
+        run_options = RunOptions(
+            **{
+                key: kwargs.pop(key)
+                for key in (
+                    "config",
+                    "no_cache",
+                    "cache_dir",
+                    "cache_ttl",
+                    "concurrency",
+                    "timeout",
+                    "retries",
+                    "verbose",
+                    "quiet",
+                )
+            }
+        )
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)
 
@@ -143,14 +194,42 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("images", nargs=-1, required=True)
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @resolver_options
 def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
     """Print the platforms of each IMAGE, resolved from its registry."""
     from kmultiarch.commands.inspect import inspect_images
 
     return inspect_images(options, list(images), output)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["yaml", "patch"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: the transformed stream; patch: RFC 6902 patches per changed document.",
+)
+@click.option(
+    "-i",
+    "--in-place",
+    is_flag=True,
+    help="Rewrite the changed files (atomically) instead of printing.",
+)
+@resolver_options
+def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: bool) -> int:
+    """Add tolerations and node affinity to the manifests in PATHs (files, directories, or -
+    for stdin; stdin when none) and print the result."""
+    from kmultiarch.commands.mutate import mutate as run_mutate
+
+    if in_place and (not paths or "-" in paths):
+        raise click.UsageError("--in-place needs file or directory paths, not stdin")
+    return run_mutate(options, list(paths), output, in_place)
 
 
 @cli.group()
@@ -200,8 +279,10 @@ def run(argv: list[str]) -> int:
         return 130
     except Exception:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
         log_path = _write_crash_log()
-        fail(f"unexpected error ({sys.exc_info()[1]!r}); this is a bug in kmultiarch: "
-             f"please report it with the log at {log_path}")
+        fail(
+            f"unexpected error ({sys.exc_info()[1]!r}); this is a bug in kmultiarch: "
+            f"please report it with the log at {log_path}"
+        )
         return EXIT_UNEXPECTED
     return int(result or 0)
 

@@ -61,7 +61,7 @@ class RegistryAuthError(RegistryError):
 
 
 class ManifestError(RegistryError):
-    """A manifest or config that is malformed, unsupported, oversized or does not match its digest."""
+    """A manifest or config that is malformed, unsupported, oversized or not matching its digest."""
 
 
 class RegistryTransportError(RegistryError):

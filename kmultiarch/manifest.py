@@ -105,7 +105,9 @@ def parse_manifest(body: bytes, content_type: str | None, *, source: str) -> Par
         config = document.get("config")
         if not isinstance(config, Mapping) or not isinstance(config.get("digest"), str):
             raise ManifestError(f"{source}: image manifest has no config digest")
-        return ParsedManifest("image", media_type, config_digest=_checked_digest(config["digest"], source))
+        return ParsedManifest(
+            "image", media_type, config_digest=_checked_digest(config["digest"], source)
+        )
     raise ManifestError(
         f"{source}: unsupported manifest media type {media_type or '(none)'!r}; expected an OCI "
         "index or image manifest, or a Docker manifest list or schema 2 manifest"
@@ -113,7 +115,7 @@ def parse_manifest(body: bytes, content_type: str | None, *, source: str) -> Par
 
 
 def parse_config_platform(body: bytes, *, source: str) -> Platform:
-    """The platform an image config declares (``architecture``, ``os``, ``variant``, ``os.version``)."""
+    """The platform an image config declares (os, architecture, variant, os.version)."""
     document = _load_json_object(body, source=source, what="image config")
     try:
         return Platform.create(
@@ -198,8 +200,10 @@ def _load_json_object(body: bytes, *, source: str, what: str) -> dict[str, objec
 
 def _checked_digest(value: str, source: str) -> str:
     algorithm, _, encoded = value.partition(":")
-    if algorithm not in _DIGEST_ALGORITHMS or not encoded or any(
-        c not in "0123456789abcdef" for c in encoded
+    if (
+        algorithm not in _DIGEST_ALGORITHMS
+        or not encoded
+        or any(c not in "0123456789abcdef" for c in encoded)
     ):
         raise ManifestError(f"{source}: {value!r} is not a supported digest")
     return value

@@ -70,7 +70,7 @@ class Platform:
         version = os_version.strip()
         if version and not _OS_VERSION.match(version):
             raise InvalidPlatformError(
-                f"invalid platform os.version {os_version!r}: expected dotted numbers like 10.0.17763"
+                f"invalid platform os.version {os_version!r}: expected numbers like 10.0.17763"
             )
         return cls(os_name, arch, var, version)
 
@@ -100,7 +100,7 @@ class Platform:
     @property
     def is_unknown(self) -> bool:
         """``unknown/unknown``: how BuildKit marks attestation manifests in an index."""
-        return self.os == UNKNOWN or self.architecture == UNKNOWN
+        return UNKNOWN in (self.os, self.architecture)
 
     def runs_on(self, node: Platform) -> bool:
         """Whether an image built for this platform runs on nodes of platform ``node``.
@@ -111,9 +111,14 @@ class Platform:
         """
         if self.os != node.os or self.architecture != node.architecture:
             return False
-        if node.variant and self.variant != node.variant:
-            if not (self.variant and _variant_number(self.variant) <= _variant_number(node.variant)):
-                return False
+        if (
+            node.variant
+            and self.variant != node.variant
+            and not (
+                self.variant and _variant_number(self.variant) <= _variant_number(node.variant)
+            )
+        ):
+            return False
         if node.os_version and self.os_version:
             return _build(self.os_version) == _build(node.os_version)
         return True

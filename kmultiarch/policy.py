@@ -134,7 +134,7 @@ def parse_policy_text(text: str, source: str) -> Policy:
     import yaml
 
     try:
-        document = yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 - the safe C loader
+        document = yaml.load(text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -187,7 +187,9 @@ def policy_from_spec(spec: Mapping[str, object], source: str) -> Policy:
     tolerations = defaults.tolerations
     if "tolerations" in spec:
         tolerations = _tolerations(spec["tolerations"], platforms, source)
-    node_affinity = _choice(spec, "nodeAffinity", NODE_AFFINITY_MODES, defaults.node_affinity, source)
+    node_affinity = _choice(
+        spec, "nodeAffinity", NODE_AFFINITY_MODES, defaults.node_affinity, source
+    )
     failure_policy = _choice(
         spec, "failurePolicy", FAILURE_POLICIES, defaults.failure_policy, source
     )
@@ -215,8 +217,9 @@ def _relative_to(source: str, path: str) -> Path:
     return Path(source).resolve().parent / candidate
 
 
-def _check_keys(mapping: Mapping[str, object], allowed: frozenset[str] | set[str], where: str,
-                source: str) -> None:
+def _check_keys(
+    mapping: Mapping[str, object], allowed: frozenset[str] | set[str], where: str, source: str
+) -> None:
     for key in mapping:
         if key not in allowed:
             location = f"{where}.{key}" if where else str(key)
@@ -224,14 +227,15 @@ def _check_keys(mapping: Mapping[str, object], allowed: frozenset[str] | set[str
             raise PolicyError(f"{source}: {location}: unknown key (known keys: {known})")
 
 
-def _choice(spec: Mapping[str, object], key: str, allowed: tuple[str, ...], default: str,
-            source: str) -> str:
+def _choice(
+    spec: Mapping[str, object], key: str, allowed: tuple[str, ...], default: str, source: str
+) -> str:
     value = spec.get(key, default)
     if value not in allowed:
         raise PolicyError(
             f"{source}: spec.{key}: expected one of {', '.join(allowed)}, got {value!r}"
         )
-    return cast(str, value)
+    return str(value)
 
 
 def _platform_list(value: object, where: str, source: str) -> list[Platform]:
@@ -250,8 +254,9 @@ def _platform_list(value: object, where: str, source: str) -> list[Platform]:
     return platforms
 
 
-def _tolerations(value: object, platforms: tuple[Platform, ...], source: str
-                 ) -> dict[Platform, tuple[Toleration, ...]]:
+def _tolerations(
+    value: object, platforms: tuple[Platform, ...], source: str
+) -> dict[Platform, tuple[Toleration, ...]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -270,12 +275,12 @@ def _tolerations(value: object, platforms: tuple[Platform, ...], source: str
                 f"{source}: {where}: {platform} is not in spec.platforms; list it there or remove "
                 "these tolerations"
             )
-        if items is None:
-            items = []
-        if not isinstance(items, list):
+        entries = [] if items is None else items
+        if not isinstance(entries, list):
             raise PolicyError(f"{source}: {where}: expected a list of tolerations")
         result[platform] = tuple(
-            _toleration(item, f"{where}[{position}]", source) for position, item in enumerate(items)
+            _toleration(item, f"{where}[{position}]", source)
+            for position, item in enumerate(entries)
         )
     return result
 
@@ -351,23 +356,24 @@ def _registries(value: object, source: str) -> dict[str, RegistrySettings]:
     for host, settings in value.items():
         where = f"spec.registries.{host}"
         if not isinstance(host, str) or not host or "/" in host:
-            raise PolicyError(f"{source}: {where}: expected a registry host like registry.internal:5000")
-        if settings is None:
-            settings = {}
-        if not isinstance(settings, Mapping):
+            raise PolicyError(
+                f"{source}: {where}: expected a registry host like registry.internal:5000"
+            )
+        entry = {} if settings is None else settings
+        if not isinstance(entry, Mapping):
             raise PolicyError(f"{source}: {where}: expected a mapping")
-        _check_keys(settings, {"mirror", "insecure", "ca"}, where, source)
-        mirror = settings.get("mirror")
+        _check_keys(entry, {"mirror", "insecure", "ca"}, where, source)
+        mirror = entry.get("mirror")
         if mirror is not None:
             parts = urlsplit(mirror) if isinstance(mirror, str) else None
             if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
                 raise PolicyError(
                     f"{source}: {where}.mirror: expected an http(s) URL like https://mirror.internal"
                 )
-        insecure = settings.get("insecure")
+        insecure = entry.get("insecure")
         if insecure is not None and not isinstance(insecure, bool):
             raise PolicyError(f"{source}: {where}.insecure: expected true or false")
-        ca = settings.get("ca")
+        ca = entry.get("ca")
         if ca is not None and not isinstance(ca, str):
             raise PolicyError(f"{source}: {where}.ca: expected a path to a PEM CA bundle")
         ca_path = _relative_to(source, ca) if ca else None

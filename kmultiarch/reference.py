@@ -45,7 +45,9 @@ class ImageRef:
         if not isinstance(text, str) or not text:
             raise InvalidReferenceError(f"invalid image reference {text!r}: it is empty")
         if text != text.strip() or any(c.isspace() for c in text):
-            raise InvalidReferenceError(f"invalid image reference {text!r}: it contains white space")
+            raise InvalidReferenceError(
+                f"invalid image reference {text!r}: it contains white space"
+            )
         remainder, _, digest = text.partition("@")
         if "@" in digest:
             raise InvalidReferenceError(f"invalid image reference {text!r}: more than one '@'")

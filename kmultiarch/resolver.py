@@ -63,9 +63,13 @@ ProgressCallback = Callable[[int, int], None]
 
 
 class Resolver:
-    def __init__(self, policy: Policy, cache: ResolutionCache,
-                 settings: ClientSettings | None = None,
-                 client_factory: Callable[[], RegistryClient] | None = None) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        cache: ResolutionCache,
+        settings: ClientSettings | None = None,
+        client_factory: Callable[[], RegistryClient] | None = None,
+    ) -> None:
         self.policy = policy
         self.cache = cache
         self.settings = settings or ClientSettings()
@@ -75,8 +79,9 @@ class Resolver:
         self.stats = ResolverStats()
         self.requests: dict[str, int] = {}
 
-    def resolve(self, references: Iterable[ImageRef],
-                progress: ProgressCallback | None = None) -> dict[ImageRef, Resolution]:
+    def resolve(
+        self, references: Iterable[ImageRef], progress: ProgressCallback | None = None
+    ) -> dict[ImageRef, Resolution]:
         """Resolve every distinct reference. Synchronous: runs its own event loop once."""
         unique = list(dict.fromkeys(references))
         self.stats.images = len(unique)
@@ -92,13 +97,17 @@ class Resolver:
         if progress is not None:
             progress(len(results), len(unique))
         if pending:
-            results.update(asyncio.run(self._resolve_remote(pending, stale, progress,
-                                                            len(results), len(unique))))
+            results.update(
+                asyncio.run(
+                    self._resolve_remote(pending, stale, progress, len(results), len(unique))
+                )
+            )
         self.stats.failures = sum(1 for r in results.values() if not r.ok)
         return {reference: results[reference] for reference in unique}
 
-    def _without_network(self, reference: ImageRef, stale: dict[ImageRef, str]
-                         ) -> Resolution | None:
+    def _without_network(
+        self, reference: ImageRef, stale: dict[ImageRef, str]
+    ) -> Resolution | None:
         override = self.policy.override_for(str(reference))
         if override is None and reference.digest is not None:
             override = self.policy.override_for(
@@ -123,9 +132,14 @@ class Resolver:
         self.stats.cache_hits += 1
         return Resolution(reference, record.platforms, digest, record.media_type, "cache")
 
-    async def _resolve_remote(self, pending: list[ImageRef], stale: dict[ImageRef, str],
-                              progress: ProgressCallback | None, done: int, total: int
-                              ) -> dict[ImageRef, Resolution]:
+    async def _resolve_remote(
+        self,
+        pending: list[ImageRef],
+        stale: dict[ImageRef, str],
+        progress: ProgressCallback | None,
+        done: int,
+        total: int,
+    ) -> dict[ImageRef, Resolution]:
         semaphore = asyncio.Semaphore(max(1, self.settings.concurrency))
         client = self._client_factory()
         client.plan((ref.registry, ref.repository) for ref in pending)
@@ -172,22 +186,26 @@ class _Lookup:
         assert failure is not None
         raise failure
 
-    async def _resolve_at(self, endpoint: Endpoint, reference: ImageRef,
-                          tag_is_stale: bool) -> Resolution:
+    async def _resolve_at(
+        self, endpoint: Endpoint, reference: ImageRef, tag_is_stale: bool
+    ) -> Resolution:
         source = str(reference)
         repository = reference.repository
         if tag_is_stale and reference.digest is None:
             assert reference.tag is not None
-            digest = await self.client.head_manifest(endpoint, repository, reference.tag,
-                                                     source=source)
+            digest = await self.client.head_manifest(
+                endpoint, repository, reference.tag, source=source
+            )
             if digest is not None:
                 record = self.cache.get_platforms(digest)
                 if record is not None:
                     self.cache.put_tag(_tag_key(reference), digest)
-                    return Resolution(reference, record.platforms, digest, record.media_type,
-                                      "registry")
-        fetched = await self.client.get_manifest(endpoint, repository, reference.api_reference,
-                                                 source=source)
+                    return Resolution(
+                        reference, record.platforms, digest, record.media_type, "registry"
+                    )
+        fetched = await self.client.get_manifest(
+            endpoint, repository, reference.api_reference, source=source
+        )
         digest = _verified_digest(fetched.body, reference.digest, fetched.digest, source)
         manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
         platforms = await self._platforms(endpoint, repository, manifest, source, depth=0)
@@ -196,11 +214,19 @@ class _Lookup:
             self.cache.put_tag(_tag_key(reference), digest)
         return Resolution(reference, platforms, digest, manifest.media_type, "registry")
 
-    async def _platforms(self, endpoint: Endpoint, repository: str, manifest: ParsedManifest,
-                         source: str, *, depth: int) -> frozenset[Platform]:
+    async def _platforms(
+        self,
+        endpoint: Endpoint,
+        repository: str,
+        manifest: ParsedManifest,
+        source: str,
+        *,
+        depth: int,
+    ) -> frozenset[Platform]:
         if manifest.kind == "image":
-            body = await self.client.get_blob(endpoint, repository, manifest.config_digest,
-                                              cap=MAX_CONFIG_BYTES, source=source)
+            body = await self.client.get_blob(
+                endpoint, repository, manifest.config_digest, cap=MAX_CONFIG_BYTES, source=source
+            )
             verify_digest(body, manifest.config_digest, source=f"{source} config")
             return frozenset({parse_config_platform(body, source=source)})
         found: set[Platform] = set()
@@ -223,8 +249,9 @@ class _Lookup:
             )
         return frozenset(found)
 
-    async def _child(self, endpoint: Endpoint, repository: str, digest: str, source: str,
-                     depth: int) -> frozenset[Platform]:
+    async def _child(
+        self, endpoint: Endpoint, repository: str, digest: str, source: str, depth: int
+    ) -> frozenset[Platform]:
         record = self.cache.get_platforms(digest)
         if record is not None:
             return record.platforms
@@ -234,15 +261,14 @@ class _Lookup:
             )
         return await self._children[digest]
 
-    async def _fetch_child(self, endpoint: Endpoint, repository: str, digest: str, source: str,
-                           depth: int) -> frozenset[Platform]:
+    async def _fetch_child(
+        self, endpoint: Endpoint, repository: str, digest: str, source: str, depth: int
+    ) -> frozenset[Platform]:
         child_source = f"{source} (child {digest[:19]})"
-        fetched = await self.client.get_manifest(endpoint, repository, digest,
-                                                 source=child_source)
+        fetched = await self.client.get_manifest(endpoint, repository, digest, source=child_source)
         verify_digest(fetched.body, digest, source=child_source)
         manifest = parse_manifest(fetched.body, fetched.content_type, source=child_source)
-        platforms = await self._platforms(endpoint, repository, manifest, child_source,
-                                          depth=depth)
+        platforms = await self._platforms(endpoint, repository, manifest, child_source, depth=depth)
         self.cache.put_platforms(digest, manifest.media_type, platforms)
         return platforms
 

@@ -48,12 +48,14 @@ class PodPlan:
         return bool(self.operations)
 
 
-def supported_platforms(image_platforms: Iterable[frozenset[Platform]],
-                        cluster: Sequence[Platform]) -> frozenset[Platform]:
+def supported_platforms(
+    image_platforms: Iterable[frozenset[Platform]], cluster: Sequence[Platform]
+) -> frozenset[Platform]:
     """The cluster platforms on which every image of a pod runs."""
     images = list(image_platforms)
     return frozenset(
-        node for node in cluster
+        node
+        for node in cluster
         if all(any(platform.runs_on(node) for platform in platforms) for platforms in images)
     )
 
@@ -75,8 +77,9 @@ def toleration_covers(existing: Mapping[str, object], wanted: Toleration) -> boo
     return wanted.operator != "Exists" and _text(existing.get("value")) == wanted.value
 
 
-def tolerations_to_add(existing: Sequence[object], supported: Iterable[Platform],
-                       policy: Policy) -> list[Mapping[str, object]]:
+def tolerations_to_add(
+    existing: Sequence[object], supported: Iterable[Platform], policy: Policy
+) -> list[Mapping[str, object]]:
     present = [item for item in existing if isinstance(item, Mapping)]
     added: list[Mapping[str, object]] = []
     for platform in policy.platforms:
@@ -102,14 +105,18 @@ def required_labels(supported: frozenset[Platform], policy: Policy) -> dict[str,
     return dict(sorted(constraints.items(), key=lambda item: item[0] != ARCH_LABEL))
 
 
-def plan_pod(spec: Mapping[str, object], path: Path, supported: frozenset[Platform],
-             policy: Policy) -> PodPlan:
+def plan_pod(
+    spec: Mapping[str, object], path: Path, supported: frozenset[Platform], policy: Policy
+) -> PodPlan:
     """Plan the changes for the pod spec (or Argo template) at ``path``."""
     if not supported:
-        return PodPlan(supported, problems=(
-            f"no platform in spec.platforms ({format_platforms(set(policy.platforms))}) runs "
-            "every image of this pod",
-        ))
+        return PodPlan(
+            supported,
+            problems=(
+                f"no platform in spec.platforms ({format_platforms(set(policy.platforms))}) runs "
+                "every image of this pod",
+            ),
+        )
     labels = required_labels(supported, policy)
     problems = _node_selector_conflicts(spec, labels)
     if problems:
@@ -128,8 +135,9 @@ def plan_pod(spec: Mapping[str, object], path: Path, supported: frozenset[Platfo
     return PodPlan(supported, tuple(operations), (), tuple(added), labels)
 
 
-def _node_selector_conflicts(spec: Mapping[str, object],
-                             labels: Mapping[str, tuple[str, ...]]) -> list[str]:
+def _node_selector_conflicts(
+    spec: Mapping[str, object], labels: Mapping[str, tuple[str, ...]]
+) -> list[str]:
     selector = spec.get("nodeSelector")
     if not isinstance(selector, Mapping):
         return []
@@ -145,9 +153,9 @@ def _node_selector_conflicts(spec: Mapping[str, object],
     return problems
 
 
-def _require_labels(spec: Mapping[str, object], path: Path,
-                    labels: Mapping[str, tuple[str, ...]], policy: Policy
-                    ) -> tuple[list[Operation], list[str]]:
+def _require_labels(
+    spec: Mapping[str, object], path: Path, labels: Mapping[str, tuple[str, ...]], policy: Policy
+) -> tuple[list[Operation], list[str]]:
     new_expressions = [_expression(label, values) for label, values in labels.items()]
     affinity = spec.get("affinity")
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
@@ -163,8 +171,9 @@ def _require_labels(spec: Mapping[str, object], path: Path,
         return [_set(node_affinity, node_affinity_path, REQUIRED, new_required)], []
     required_path = (*node_affinity_path, REQUIRED)
     if not isinstance(terms, list) or not terms:
-        return [_set(required, required_path, "nodeSelectorTerms",
-                     new_required["nodeSelectorTerms"])], []
+        return [
+            _set(required, required_path, "nodeSelectorTerms", new_required["nodeSelectorTerms"])
+        ], []
     operations: list[Operation] = []
     problems: list[str] = []
     universe = {
@@ -190,8 +199,11 @@ def _require_labels(spec: Mapping[str, object], path: Path,
                 problems.append(problem)
         if appended and isinstance(term.get("matchExpressions"), list):
             operations.extend(
-                {"op": "add", "path": json_pointer((*term_path, "matchExpressions", "-")),
-                 "value": expression}
+                {
+                    "op": "add",
+                    "path": json_pointer((*term_path, "matchExpressions", "-")),
+                    "value": expression,
+                }
                 for expression in appended
             )
         elif appended:
@@ -199,13 +211,19 @@ def _require_labels(spec: Mapping[str, object], path: Path,
     return operations, problems
 
 
-def _constrain_term(term_path: Path, expressions: list[object], label: str,
-                    values: tuple[str, ...], universe: set[str], index: int
-                    ) -> tuple[Operation | None, dict[str, object] | None, str | None]:
+def _constrain_term(
+    term_path: Path,
+    expressions: list[object],
+    label: str,
+    values: tuple[str, ...],
+    universe: set[str],
+    index: int,
+) -> tuple[Operation | None, dict[str, object] | None, str | None]:
     """Make one nodeSelectorTerm allow only ``values`` of ``label``: a replacement of an
     existing ``In`` list, or a new expression to append, or a problem."""
     on_label = [
-        (position, expression) for position, expression in enumerate(expressions)
+        (position, expression)
+        for position, expression in enumerate(expressions)
         if isinstance(expression, Mapping) and expression.get("key") in (label, BETA_LABELS[label])
     ]
     allowed = set(universe) | set(values)
@@ -213,25 +231,42 @@ def _constrain_term(term_path: Path, expressions: list[object], label: str,
         allowed &= _allowed_by(expression, allowed)
     if allowed <= set(values):
         if not allowed:
-            return None, None, (f"required node affinity term nodeSelectorTerms[{index}] allows no "
-                        f"{label.rpartition('/')[2]} of the cluster")
+            return (
+                None,
+                None,
+                (
+                    f"required node affinity term nodeSelectorTerms[{index}] allows no "
+                    f"{label.rpartition('/')[2]} of the cluster"
+                ),
+            )
         return None, None, None
     narrowed = [value for value in values if value in allowed]
     if not narrowed:
-        return None, None, (
-            f"required node affinity term nodeSelectorTerms[{index}] allows "
-            f"{label} {', '.join(sorted(allowed))}, but the images run only on {', '.join(values)}"
+        return (
+            None,
+            None,
+            (
+                f"required node affinity term nodeSelectorTerms[{index}] allows "
+                f"{label} {', '.join(sorted(allowed))}, but the images run only on "
+                f"{', '.join(values)}"
+            ),
         )
-    if len(on_label) == 1 and on_label[0][1].get("operator") == "In" and on_label[0][1].get(
-        "key"
-    ) == label:
+    if (
+        len(on_label) == 1
+        and on_label[0][1].get("operator") == "In"
+        and on_label[0][1].get("key") == label
+    ):
         position, expression = on_label[0]
         kept = [v for v in _list(expression.get("values")) if str(v) in narrowed]
-        return {
-            "op": "replace",
-            "path": json_pointer((*term_path, "matchExpressions", position, "values")),
-            "value": kept,
-        }, None, None
+        return (
+            {
+                "op": "replace",
+                "path": json_pointer((*term_path, "matchExpressions", position, "values")),
+                "value": kept,
+            },
+            None,
+            None,
+        )
     return None, _expression(label, tuple(narrowed)), None
 
 
@@ -249,22 +284,23 @@ def _allowed_by(expression: Mapping[str, object], universe: set[str]) -> set[str
     return set(universe)
 
 
-def _prefer_labels(spec: Mapping[str, object], path: Path,
-                   labels: Mapping[str, tuple[str, ...]]) -> list[Operation]:
+def _prefer_labels(
+    spec: Mapping[str, object], path: Path, labels: Mapping[str, tuple[str, ...]]
+) -> list[Operation]:
     expressions = [_expression(label, values) for label, values in labels.items()]
     term = {"weight": PREFERRED_WEIGHT, "preference": {"matchExpressions": expressions}}
     affinity = spec.get("affinity")
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
     preferred = node_affinity.get(PREFERRED) if isinstance(node_affinity, Mapping) else None
-    if isinstance(preferred, list) and any(_same_preference(item, expressions)
-                                           for item in preferred):
+    if isinstance(preferred, list) and any(
+        _same_preference(item, expressions) for item in preferred
+    ):
         return []
     if not isinstance(affinity, Mapping):
         return [_set(spec, path, "affinity", {"nodeAffinity": {PREFERRED: [term]}})]
     if not isinstance(node_affinity, Mapping):
         return [_set(affinity, (*path, "affinity"), "nodeAffinity", {PREFERRED: [term]})]
-    return list(_add_to_list(node_affinity, (*path, "affinity", "nodeAffinity"), PREFERRED,
-                             [term]))
+    return list(_add_to_list(node_affinity, (*path, "affinity", "nodeAffinity"), PREFERRED, [term]))
 
 
 def _same_preference(item: object, expressions: list[dict[str, object]]) -> bool:
@@ -281,11 +317,14 @@ def _expression(label: str, values: tuple[str, ...]) -> dict[str, object]:
     return {"key": label, "operator": "In", "values": list(values)}
 
 
-def _add_to_list(parent: Mapping[str, object], parent_path: Path, key: str,
-                 items: list[Mapping[str, object]]) -> list[Operation]:
+def _add_to_list(
+    parent: Mapping[str, object], parent_path: Path, key: str, items: list[Mapping[str, object]]
+) -> list[Operation]:
     if isinstance(parent.get(key), list):
-        return [{"op": "add", "path": json_pointer((*parent_path, key, "-")), "value": dict(item)}
-                for item in items]
+        return [
+            {"op": "add", "path": json_pointer((*parent_path, key, "-")), "value": dict(item)}
+            for item in items
+        ]
     return [_set(parent, parent_path, key, [dict(item) for item in items])]
 
 

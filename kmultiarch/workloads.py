@@ -43,14 +43,17 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
     ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
 }
 _WORKFLOW_TEMPLATE_CONTAINERS: tuple[Path, ...] = (
-    ("container",), ("script",), ("containerSet", "containers"), ("initContainers",),
+    ("container",),
+    ("script",),
+    ("containerSet", "containers"),
+    ("initContainers",),
     ("sidecars",),
 )
 
 
 @dataclass(frozen=True)
 class ContainerImage:
-    path: Path            # from the document root to the container mapping
+    path: Path  # from the document root to the container mapping
     name: str
     image: str
 
@@ -59,10 +62,10 @@ class ContainerImage:
 class PodTarget:
     """A mapping that holds a pod's scheduling fields, and the images of its pod."""
 
-    path: Path            # from the document root to the mapping with tolerations/affinity
+    path: Path  # from the document root to the mapping with tolerations/affinity
     spec: Mapping[str, object]
     containers: tuple[ContainerImage, ...]
-    annotations: Mapping[str, object]   # the pod template's own annotations
+    annotations: Mapping[str, object]  # the pod template's own annotations
 
     @property
     def field_path(self) -> str:
@@ -73,7 +76,7 @@ class PodTarget:
 class Workload:
     """A resource (or List item) with pod specs."""
 
-    path: Path            # from the document root to the resource (() unless inside a List)
+    path: Path  # from the document root to the resource (() unless inside a List)
     api_version: str
     kind: str
     name: str
@@ -109,10 +112,14 @@ def _walk(resource: object, path: Path) -> Iterator[Workload]:
         spec = _get(resource, spec_path)
         if isinstance(spec, Mapping):
             template = _get(resource, spec_path[:-1])
-            targets.append(PodTarget(
-                (*path, *spec_path), spec, tuple(_pod_containers(spec, (*path, *spec_path))),
-                _annotations(template) if spec_path[:-1] else {},
-            ))
+            targets.append(
+                PodTarget(
+                    (*path, *spec_path),
+                    spec,
+                    tuple(_pod_containers(spec, (*path, *spec_path))),
+                    _annotations(template) if spec_path[:-1] else {},
+                )
+            )
     workflow_path = WORKFLOW_SPEC_PATHS.get((group, kind))
     if workflow_path is not None:
         targets.extend(_workflow_targets(resource, workflow_path, path))
@@ -121,8 +128,13 @@ def _walk(resource: object, path: Path) -> Iterator[Workload]:
     metadata = resource.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     yield Workload(
-        path, api_version, kind, _string(metadata.get("name")),
-        _string(metadata.get("namespace")), _annotations(resource), tuple(targets),
+        path,
+        api_version,
+        kind,
+        _string(metadata.get("name")),
+        _string(metadata.get("namespace")),
+        _annotations(resource),
+        tuple(targets),
     )
 
 
@@ -130,12 +142,16 @@ def _pod_containers(spec: Mapping[str, object], spec_path: Path) -> Iterator[Con
     for group in CONTAINER_GROUPS:
         for position, container in enumerate(_list(spec.get(group))):
             if isinstance(container, Mapping) and isinstance(container.get("image"), str):
-                yield ContainerImage((*spec_path, group, position),
-                                     _string(container.get("name")), container["image"])
+                yield ContainerImage(
+                    (*spec_path, group, position),
+                    _string(container.get("name")),
+                    container["image"],
+                )
 
 
-def _workflow_targets(resource: Mapping[str, object], workflow_path: Path, path: Path
-                      ) -> Iterator[PodTarget]:
+def _workflow_targets(
+    resource: Mapping[str, object], workflow_path: Path, path: Path
+) -> Iterator[PodTarget]:
     workflow = _get(resource, workflow_path)
     if not isinstance(workflow, Mapping):
         return
@@ -146,19 +162,22 @@ def _workflow_targets(resource: Mapping[str, object], workflow_path: Path, path:
         containers: list[ContainerImage] = []
         for container_path in _WORKFLOW_TEMPLATE_CONTAINERS:
             found = _get(template, container_path)
-            items = [(container_path, found)] if isinstance(found, Mapping) else [
-                ((*container_path, index), item) for index, item in enumerate(_list(found))
-            ]
+            items = (
+                [(container_path, found)]
+                if isinstance(found, Mapping)
+                else [((*container_path, index), item) for index, item in enumerate(_list(found))]
+            )
             for item_path, container in items:
                 if isinstance(container, Mapping) and isinstance(container.get("image"), str):
-                    containers.append(ContainerImage(
-                        (*template_path, *item_path),
-                        _string(container.get("name")) or _string(template.get("name")),
-                        container["image"],
-                    ))
+                    containers.append(
+                        ContainerImage(
+                            (*template_path, *item_path),
+                            _string(container.get("name")) or _string(template.get("name")),
+                            container["image"],
+                        )
+                    )
         if containers:
-            yield PodTarget(template_path, template, tuple(containers),
-                            _annotations(template))
+            yield PodTarget(template_path, template, tuple(containers), _annotations(template))
 
 
 def is_skipped(workload: Workload, target: PodTarget) -> bool:

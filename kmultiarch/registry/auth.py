@@ -116,8 +116,10 @@ class CredentialStore:
         files: list[Path] = []
         if env.get("REGISTRY_AUTH_FILE"):
             files.append(Path(env["REGISTRY_AUTH_FILE"]))
-        docker_dir = Path(env["DOCKER_CONFIG"]) if env.get("DOCKER_CONFIG") else (
-            Path(env.get("HOME", str(Path.home()))) / ".docker"
+        docker_dir = (
+            Path(env["DOCKER_CONFIG"])
+            if env.get("DOCKER_CONFIG")
+            else (Path(env.get("HOME", str(Path.home()))) / ".docker")
         )
         files.append(docker_dir / "config.json")
         if env.get("XDG_RUNTIME_DIR"):
@@ -177,7 +179,9 @@ def _read_auth_file(path: Path) -> Mapping[str, object] | None:
     return config if isinstance(config, Mapping) else None
 
 
-def _credentials_from_entry(entry: Mapping[str, object], host: str, path: Path) -> Credentials | None:
+def _credentials_from_entry(
+    entry: Mapping[str, object], host: str, path: Path
+) -> Credentials | None:
     identity = entry.get("identitytoken")
     encoded = entry.get("auth")
     username = entry.get("username")

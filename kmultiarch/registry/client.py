@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from kmultiarch.errors import (
@@ -162,7 +162,7 @@ class RegistryClient:
         self._client: httpx.AsyncClient | None = None
         self._auth: dict[str, _EndpointAuth] = {}
         self._planned: dict[str, set[str]] = {}
-        #: Requests made, by kind: ``ping``, ``token``, ``manifest-head``, ``manifest-get``, ``blob``.
+        #: Requests made, by kind: ping, token, manifest-head, manifest-get, blob.
         self.requests: Counter[str] = Counter()
 
     async def __aenter__(self) -> RegistryClient:
@@ -212,56 +212,102 @@ class RegistryClient:
 
     # -- public operations ------------------------------------------------------------------
 
-    async def head_manifest(self, endpoint: Endpoint, repository: str, reference: str,
-                            *, source: str) -> str | None:
+    async def head_manifest(
+        self, endpoint: Endpoint, repository: str, reference: str, *, source: str
+    ) -> str | None:
         """The digest a tag points to now, or None when the registry does not say."""
         response = await self._request(
-            "HEAD", endpoint, repository, f"/v2/{repository}/manifests/{reference}",
-            kind="manifest-head", accept=MANIFEST_ACCEPT, cap=0, source=source,
+            "HEAD",
+            endpoint,
+            repository,
+            f"/v2/{repository}/manifests/{reference}",
+            kind="manifest-head",
+            accept=MANIFEST_ACCEPT,
+            cap=0,
+            source=source,
         )
         digest = response.headers.get("docker-content-digest")
         return digest.strip() if digest else None
 
-    async def get_manifest(self, endpoint: Endpoint, repository: str, reference: str,
-                           *, source: str) -> FetchedBody:
+    async def get_manifest(
+        self, endpoint: Endpoint, repository: str, reference: str, *, source: str
+    ) -> FetchedBody:
         response = await self._request(
-            "GET", endpoint, repository, f"/v2/{repository}/manifests/{reference}",
-            kind="manifest-get", accept=MANIFEST_ACCEPT, cap=MAX_MANIFEST_BYTES, source=source,
+            "GET",
+            endpoint,
+            repository,
+            f"/v2/{repository}/manifests/{reference}",
+            kind="manifest-get",
+            accept=MANIFEST_ACCEPT,
+            cap=MAX_MANIFEST_BYTES,
+            source=source,
         )
         digest = response.headers.get("docker-content-digest")
         return FetchedBody(
-            response.body, response.headers.get("content-type"),
-            digest.strip() if digest else None, endpoint,
+            response.body,
+            response.headers.get("content-type"),
+            digest.strip() if digest else None,
+            endpoint,
         )
 
-    async def get_blob(self, endpoint: Endpoint, repository: str, digest: str, *, cap: int,
-                       source: str) -> bytes:
+    async def get_blob(
+        self, endpoint: Endpoint, repository: str, digest: str, *, cap: int, source: str
+    ) -> bytes:
         response = await self._request(
-            "GET", endpoint, repository, f"/v2/{repository}/blobs/{digest}",
-            kind="blob", accept="application/json, */*", cap=cap, source=source,
+            "GET",
+            endpoint,
+            repository,
+            f"/v2/{repository}/blobs/{digest}",
+            kind="blob",
+            accept="application/json, */*",
+            cap=cap,
+            source=source,
         )
         return response.body
 
     # -- the request pipeline ---------------------------------------------------------------
 
-    async def _request(self, method: str, endpoint: Endpoint, repository: str, path: str, *,
-                       kind: str, accept: str, cap: int, source: str) -> _Response:
+    async def _request(
+        self,
+        method: str,
+        endpoint: Endpoint,
+        repository: str,
+        path: str,
+        *,
+        kind: str,
+        accept: str,
+        cap: int,
+        source: str,
+    ) -> _Response:
         auth = await self._probe(endpoint, source=source)
         authorization = await self._authorization(endpoint, auth, repository, source=source)
         response = await self._send_following_redirects(
-            method, endpoint, endpoint.base_url + path, authorization,
-            kind=kind, accept=accept, cap=cap, source=source,
+            method,
+            endpoint,
+            endpoint.base_url + path,
+            authorization,
+            kind=kind,
+            accept=accept,
+            cap=cap,
+            source=source,
         )
         if response.status == 401:
             challenge = parse_challenge(response.headers.get("www-authenticate"))
             if challenge is not None and challenge.scheme == "bearer":
                 auth.challenge = auth.challenge or challenge
                 scope = challenge.scope or repository_scope(repository)
-                token = await self._fetch_token(endpoint, auth, frozenset(scope.split(" ")),
-                                                source=source)
+                token = await self._fetch_token(
+                    endpoint, auth, frozenset(scope.split(" ")), source=source
+                )
                 response = await self._send_following_redirects(
-                    method, endpoint, endpoint.base_url + path, f"Bearer {token.value}",
-                    kind=kind, accept=accept, cap=cap, source=source,
+                    method,
+                    endpoint,
+                    endpoint.base_url + path,
+                    f"Bearer {token.value}",
+                    kind=kind,
+                    accept=accept,
+                    cap=cap,
+                    source=source,
                 )
         if 200 <= response.status < 300:
             return response
@@ -275,8 +321,14 @@ class RegistryClient:
             if auth.probed:
                 return auth
             response = await self._send_following_redirects(
-                "GET", endpoint, endpoint.base_url + "/v2/", None,
-                kind="ping", accept="application/json", cap=MAX_ERROR_BODY, source=source,
+                "GET",
+                endpoint,
+                endpoint.base_url + "/v2/",
+                None,
+                kind="ping",
+                accept="application/json",
+                cap=MAX_ERROR_BODY,
+                source=source,
             )
             if response.status == 401:
                 auth.challenge = parse_challenge(response.headers.get("www-authenticate"))
@@ -286,8 +338,9 @@ class RegistryClient:
             auth.probed = True
         return auth
 
-    async def _authorization(self, endpoint: Endpoint, auth: _EndpointAuth, repository: str,
-                             *, source: str) -> str | None:
+    async def _authorization(
+        self, endpoint: Endpoint, auth: _EndpointAuth, repository: str, *, source: str
+    ) -> str | None:
         challenge = auth.challenge
         if challenge is None:
             return None
@@ -314,22 +367,34 @@ class RegistryClient:
                         for name in sorted(self._planned.get(endpoint.registry, ()))
                         if _valid_token(auth, repository_scope(name)) is None
                     }
-                    token = await self._fetch_token(endpoint, auth, frozenset(wanted),
-                                                    source=source, locked=True)
+                    token = await self._fetch_token(
+                        endpoint, auth, frozenset(wanted), source=source, locked=True
+                    )
         return f"Bearer {token.value}"
 
-    async def _fetch_token(self, endpoint: Endpoint, auth: _EndpointAuth, scopes: frozenset[str],
-                           *, source: str, locked: bool = False) -> _Token:
+    async def _fetch_token(
+        self,
+        endpoint: Endpoint,
+        auth: _EndpointAuth,
+        scopes: frozenset[str],
+        *,
+        source: str,
+        locked: bool = False,
+    ) -> _Token:
         challenge = auth.challenge
         if challenge is None or not challenge.realm:
-            raise RegistryAuthError(f"{source}: {endpoint.host} sent a Bearer challenge without realm")
+            raise RegistryAuthError(
+                f"{source}: {endpoint.host} sent a Bearer challenge without realm"
+            )
         realm = challenge.realm
         credentials = self._credentials(endpoint)
         realm_parts = urlsplit(realm)
         if realm_parts.scheme not in ("http", "https"):
             raise RegistryAuthError(f"{source}: token realm {realm!r} is not an http(s) URL")
-        if credentials is not None and realm_parts.scheme != "https" and not (
-            is_loopback(realm_parts.netloc) or endpoint.base_url.startswith("http://")
+        if (
+            credentials is not None
+            and realm_parts.scheme != "https"
+            and not (is_loopback(realm_parts.netloc) or endpoint.base_url.startswith("http://"))
         ):
             raise RegistryAuthError(
                 f"{source}: {endpoint.host} wants credentials sent to {realm_parts.netloc} over "
@@ -339,36 +404,56 @@ class RegistryClient:
         tokens: list[_Token] = []
         for start in range(0, len(ordered), MAX_SCOPES_PER_TOKEN_REQUEST):
             chunk = ordered[start : start + MAX_SCOPES_PER_TOKEN_REQUEST]
-            tokens.append(await self._token_request(endpoint, realm, challenge.service, chunk,
-                                                    credentials, source=source))
+            tokens.append(
+                await self._token_request(
+                    endpoint, realm, challenge.service, chunk, credentials, source=source
+                )
+            )
         auth.tokens = [t for t in auth.tokens if t.expires_at > time.time()] + tokens
         for token in tokens:
             if scopes & token.scopes:
                 return token
         return tokens[0]
 
-    async def _token_request(self, endpoint: Endpoint, realm: str, service: str,
-                             scopes: list[str], credentials: Credentials | None, *,
-                             source: str) -> _Token:
+    async def _token_request(
+        self,
+        endpoint: Endpoint,
+        realm: str,
+        service: str,
+        scopes: list[str],
+        credentials: Credentials | None,
+        *,
+        source: str,
+    ) -> _Token:
         params: list[tuple[str, str]] = []
         if service:
             params.append(("service", service))
         params.extend(("scope", scope) for scope in scopes)
         if credentials is not None and credentials.identity_token:
-            method, form = "POST", {
-                "grant_type": "refresh_token",
-                "refresh_token": credentials.secret,
-                "client_id": "kmultiarch",
-                "service": service,
-                "scope": " ".join(scopes),
-            }
+            method, form = (
+                "POST",
+                {
+                    "grant_type": "refresh_token",
+                    "refresh_token": credentials.secret,
+                    "client_id": "kmultiarch",
+                    "service": service,
+                    "scope": " ".join(scopes),
+                },
+            )
             headers: dict[str, str] = {}
         else:
             method, form = "GET", None
             headers = {"Authorization": credentials.basic_header()} if credentials else {}
         response = await self._send_with_retries(
-            method, realm, headers, params=params, form=form, kind="token",
-            accept="application/json", cap=MAX_ERROR_BODY, source=source,
+            method,
+            realm,
+            headers,
+            params=params,
+            form=form,
+            kind="token",
+            accept="application/json",
+            cap=MAX_ERROR_BODY,
+            source=source,
         )
         if response.status in (401, 403):
             login = " the stored credentials were refused;" if credentials else ""
@@ -400,17 +485,27 @@ class RegistryClient:
     def _credentials(self, endpoint: Endpoint) -> Credentials | None:
         return self.credentials.lookup(endpoint.host)
 
-    async def _send_following_redirects(self, method: str, endpoint: Endpoint, url: str,
-                                        authorization: str | None, *, kind: str, accept: str,
-                                        cap: int, source: str) -> _Response:
+    async def _send_following_redirects(
+        self,
+        method: str,
+        endpoint: Endpoint,
+        url: str,
+        authorization: str | None,
+        *,
+        kind: str,
+        accept: str,
+        cap: int,
+        source: str,
+    ) -> _Response:
         origin = endpoint.origin
         for _ in range(MAX_REDIRECTS + 1):
             same_origin = _origin(url) == origin
             headers = {"Accept": accept}
             if authorization and same_origin:
                 headers["Authorization"] = authorization
-            response = await self._send_with_retries(method, url, headers, kind=kind,
-                                                     accept=accept, cap=cap, source=source)
+            response = await self._send_with_retries(
+                method, url, headers, kind=kind, accept=accept, cap=cap, source=source
+            )
             if response.status not in (301, 302, 303, 307, 308):
                 return response
             location = response.headers.get("location")
@@ -418,14 +513,24 @@ class RegistryClient:
                 return response
             url = urljoin(url, location)
             if _origin(url) != origin:
-                log.debug("redirect to another origin %s: credentials are not sent there",
-                          _origin(url))
+                log.debug(
+                    "redirect to another origin %s: credentials are not sent there", _origin(url)
+                )
         raise RegistryTransportError(f"{source}: more than {MAX_REDIRECTS} redirects")
 
-    async def _send_with_retries(self, method: str, url: str, headers: dict[str, str], *,
-                                 kind: str, accept: str, cap: int, source: str,
-                                 params: list[tuple[str, str]] | None = None,
-                                 form: dict[str, str] | None = None) -> _Response:
+    async def _send_with_retries(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        *,
+        kind: str,
+        accept: str,
+        cap: int,
+        source: str,
+        params: list[tuple[str, str]] | None = None,
+        form: dict[str, str] | None = None,
+    ) -> _Response:
         import httpx
 
         assert self._client is not None, "RegistryClient used outside `async with`"
@@ -436,8 +541,9 @@ class RegistryClient:
             self.requests[kind] += 1
             try:
                 async with asyncio.timeout(self.settings.attempt_timeout):
-                    response = await self._exchange(method, url, headers, params, form, cap,
-                                                    source=source)
+                    response = await self._exchange(
+                        method, url, headers, params, form, cap, source=source
+                    )
             except TimeoutError:
                 last_problem = f"no complete answer within {self.settings.attempt_timeout:g} s"
                 retry_after = None
@@ -445,16 +551,27 @@ class RegistryClient:
                 last_problem = _describe_transport_error(exc)
                 retry_after = None
             else:
-                log.debug("%s %s -> %d (%.0f ms)", method, _loggable(url), response.status,
-                          (time.monotonic() - started) * 1000)
+                log.debug(
+                    "%s %s -> %d (%.0f ms)",
+                    method,
+                    _loggable(url),
+                    response.status,
+                    (time.monotonic() - started) * 1000,
+                )
                 if response.status not in RETRYABLE_STATUS:
                     return response
                 last_problem = f"{response.status} {_registry_message(response)}".strip()
                 retry_after = _retry_after(response.headers.get("retry-after"))
                 if attempt == attempts - 1:
                     return response
-            log.debug("%s %s failed: %s (attempt %d of %d)", method, _loggable(url), last_problem,
-                      attempt + 1, attempts)
+            log.debug(
+                "%s %s failed: %s (attempt %d of %d)",
+                method,
+                _loggable(url),
+                last_problem,
+                attempt + 1,
+                attempts,
+            )
             if attempt < attempts - 1:
                 delay = self.settings.backoff * (2**attempt) * (1 + random.random() / 2)  # noqa: S311
                 if retry_after is not None:
@@ -464,12 +581,20 @@ class RegistryClient:
             f"{source}: {_origin(url)} did not answer after {attempts} attempts: {last_problem}"
         )
 
-    async def _exchange(self, method: str, url: str, headers: dict[str, str],
-                        params: list[tuple[str, str]] | None, form: dict[str, str] | None,
-                        cap: int, *, source: str) -> _Response:
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        params: list[tuple[str, str]] | None,
+        form: dict[str, str] | None,
+        cap: int,
+        *,
+        source: str,
+    ) -> _Response:
         assert self._client is not None
-        request = self._client.build_request(method, url, headers=headers, params=params,
-                                             data=form)
+        query: Any = params
+        request = self._client.build_request(method, url, headers=headers, params=query, data=form)
         response = await self._client.send(request, stream=True)
         try:
             limit = cap if 200 <= response.status_code < 300 else MAX_ERROR_BODY
@@ -497,8 +622,9 @@ class RegistryClient:
         finally:
             await response.aclose()
 
-    def _status_error(self, response: _Response, endpoint: Endpoint, repository: str | None, *,
-                      source: str) -> RegistryError:
+    def _status_error(
+        self, response: _Response, endpoint: Endpoint, repository: str | None, *, source: str
+    ) -> RegistryError:
         message = _registry_message(response)
         detail = f" ({message})" if message else ""
         status = response.status

@@ -1,0 +1,100 @@
+"""``kmultiarch mutate [PATH...]``: the transformed stream on stdout, or the patches."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from kmultiarch.engine import EngineResult, run, summarise
+from kmultiarch.inputs import collect_inputs, write_atomically
+from kmultiarch.reference import ImageRef
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from kmultiarch.cli import RunOptions
+    from kmultiarch.engine import InputSource
+    from kmultiarch.policy import Policy
+    from kmultiarch.resolver import Resolution
+
+
+def resolve_and_run(
+    options: RunOptions, sources: list[InputSource], policy: Policy
+) -> EngineResult:
+    """Run the engine with the resolver the options describe; report cache warnings."""
+    from kmultiarch.cli import warn
+
+    cache = options.open_cache()
+    try:
+        resolver = options.resolver(policy, cache)
+
+        def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+            return resolver.resolve(references)
+
+        result = run(sources, policy, resolve)
+        if not options.quiet:
+            for message in cache.warnings:
+                warn(message)
+    finally:
+        cache.close()
+    return result
+
+
+def report_findings(result: EngineResult, options: RunOptions) -> None:
+    from kmultiarch.cli import fail, warn
+
+    for finding in result.findings:
+        line = f"{finding.location()}: {finding.message}"
+        if finding.severity == "error":
+            fail(line)
+        elif not options.quiet:
+            warn(line)
+
+
+def mutate(options: RunOptions, paths: list[str], output: str, in_place: bool) -> int:
+    from kmultiarch.cli import fail
+
+    policy = options.load_policy()
+    sources = collect_inputs(paths)
+    result = resolve_and_run(options, sources, policy)
+    report_findings(result, options)
+    if result.failed:
+        fail("nothing was written: fix the errors above or set failurePolicy: Ignore")
+        return 1
+    if output == "patch":
+        sys.stdout.write(json.dumps(patches(result), indent=2) + "\n")
+    elif in_place:
+        for name in result.changed_sources():
+            write_atomically(name, result.output_of(name))
+    else:
+        sys.stdout.write(result.stream())
+    sys.stdout.flush()
+    if not options.quiet:
+        from kmultiarch.cli import note
+
+        note(summarise(result))
+    return 0
+
+
+def patches(result: EngineResult) -> list[dict[str, object]]:
+    """One entry per changed document: its identity and its RFC 6902 operations."""
+    entries: list[dict[str, object]] = []
+    for source, outcomes in result.documents.items():
+        for outcome in outcomes:
+            if not outcome.operations:
+                continue
+            value = outcome.document.value
+            metadata = value.get("metadata", {}) if isinstance(value, dict) else {}
+            entries.append(
+                {
+                    "source": source,
+                    "document": outcome.document.index,
+                    "apiVersion": value.get("apiVersion") if isinstance(value, dict) else None,
+                    "kind": value.get("kind") if isinstance(value, dict) else None,
+                    "name": metadata.get("name") if isinstance(metadata, dict) else None,
+                    "namespace": metadata.get("namespace") if isinstance(metadata, dict) else None,
+                    "patch": outcome.operations,
+                }
+            )
+    return entries

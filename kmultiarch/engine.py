@@ -1,0 +1,344 @@
+"""documents -> images -> resolve -> decide -> edit -> report.
+
+The engine is I/O-free but for the ``resolve`` function it is given: adapters (CLI, KRM
+function, pre-commit hooks) read the inputs, build the resolver and format the result. It
+returns data: new document texts, per-pod outcomes and findings; it never prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kmultiarch.errors import InvalidReferenceError
+from kmultiarch.platform import Platform, format_platforms
+from kmultiarch.policy import Policy
+from kmultiarch.reference import ImageRef
+from kmultiarch.resolver import Resolution
+from kmultiarch.scheduling import Operation, PodPlan, plan_pod, supported_platforms
+from kmultiarch.workloads import (
+    ContainerImage,
+    PodTarget,
+    Workload,
+    find_workloads,
+    format_field_path,
+    is_skipped,
+)
+from kmultiarch.yamledit import apply_operations
+from kmultiarch.yamlstream import SourceDocument, read_stream
+
+Severity = Literal["error", "warning", "info"]
+PodStatus = Literal["changed", "unchanged", "skipped", "excluded", "unresolved", "conflict"]
+Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """One input: a file's text, or stdin's."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+
+    def as_dict(self) -> dict[str, str]:
+        ref = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.namespace:
+            ref["namespace"] = self.namespace
+        return ref
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something a user should know about one resource (or the run)."""
+
+    severity: Severity
+    message: str
+    source: str = ""
+    document_index: int | None = None
+    line: int | None = None
+    resource: ResourceRef | None = None
+    field_path: str | None = None
+    image: str | None = None
+
+    def location(self) -> str:
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.resource is not None:
+            namespace = f"{self.resource.namespace}/" if self.resource.namespace else ""
+            where += f": {self.resource.kind} {namespace}{self.resource.name}"
+        return where
+
+
+@dataclass(frozen=True)
+class ImageOutcome:
+    container: ContainerImage
+    reference: ImageRef | None
+    resolution: Resolution | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class PodOutcome:
+    """What happened to one pod spec."""
+
+    source: str
+    document_index: int
+    line: int
+    workload: Workload
+    target: PodTarget
+    images: tuple[ImageOutcome, ...]
+    status: PodStatus
+    plan: PodPlan | None = None
+
+    @property
+    def resource(self) -> ResourceRef:
+        return ResourceRef(
+            self.workload.api_version,
+            self.workload.kind,
+            self.workload.name,
+            self.workload.namespace,
+        )
+
+
+@dataclass
+class DocumentOutcome:
+    document: SourceDocument
+    operations: list[Operation] = field(default_factory=list)
+    new_text: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.new_text if self.new_text is not None else self.document.text
+
+
+@dataclass
+class EngineResult:
+    sources: list[InputSource]
+    documents: dict[str, list[DocumentOutcome]]
+    pods: list[PodOutcome]
+    findings: list[Finding]
+    resolutions: Mapping[ImageRef, Resolution]
+
+    @property
+    def failed(self) -> bool:
+        return any(finding.severity == "error" for finding in self.findings)
+
+    def output_of(self, source: str) -> str:
+        return "".join(outcome.text for outcome in self.documents[source])
+
+    def changed_sources(self) -> list[str]:
+        return [
+            name
+            for name, outcomes in self.documents.items()
+            if any(outcome.new_text is not None for outcome in outcomes)
+        ]
+
+    def stream(self) -> str:
+        """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
+        return join_sources([self.output_of(source.name) for source in self.sources])
+
+
+def join_sources(texts: Iterable[str]) -> str:
+    parts: list[str] = []
+    for text in texts:
+        if not text.strip():
+            continue
+        if parts:
+            if not parts[-1].endswith("\n"):
+                parts.append("\n")
+            if not text.startswith("---"):
+                parts.append("---\n")
+        parts.append(text)
+    return "".join(parts)
+
+
+def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocument]]:
+    return {source.name: read_stream(source.text, source.name) for source in sources}
+
+
+def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineResult:
+    """Decide and edit every pod of every source. Raises ManifestStreamError on bad YAML
+    before anything is resolved."""
+    documents = read_sources(sources)
+    candidates = list(_candidate_pods(documents, policy))
+    references: list[ImageRef] = []
+    for pod in candidates:
+        references.extend(image.reference for image in pod.images if image.reference is not None)
+    resolutions = resolve(references) if references else {}
+    outcomes: dict[str, list[DocumentOutcome]] = {
+        name: [DocumentOutcome(document) for document in docs] for name, docs in documents.items()
+    }
+    pods: list[PodOutcome] = []
+    findings: list[Finding] = []
+    severity: Severity = "error" if policy.failure_policy == "Fail" else "warning"
+    for pod in candidates:
+        decided = _decide(pod, policy, resolutions)
+        pods.append(decided)
+        findings.extend(_findings_for(decided, severity))
+        if decided.plan is not None and decided.status == "changed":
+            outcomes[pod.source][pod.document_index].operations.extend(decided.plan.operations)
+    for document_outcomes in outcomes.values():
+        for outcome in document_outcomes:
+            if outcome.operations:
+                outcome.new_text = apply_operations(outcome.document, outcome.operations)
+    return EngineResult(sources, outcomes, pods, findings, resolutions)
+
+
+def _candidate_pods(
+    documents: Mapping[str, list[SourceDocument]], policy: Policy
+) -> Iterable[PodOutcome]:
+    """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
+    for source, docs in documents.items():
+        for document in docs:
+            if document.value is None:
+                continue
+            for workload in find_workloads(document.value):
+                for target in workload.targets:
+                    status: PodStatus = "unchanged"
+                    if workload.kind in policy.exclude.kinds or (
+                        workload.namespace and workload.namespace in policy.exclude.namespaces
+                    ):
+                        status = "excluded"
+                    elif is_skipped(workload, target):
+                        status = "skipped"
+                    images = tuple(_parse_image(container) for container in target.containers)
+                    yield PodOutcome(
+                        source,
+                        document.index,
+                        document.start_line,
+                        workload,
+                        target,
+                        images,
+                        status,
+                    )
+
+
+def _parse_image(container: ContainerImage) -> ImageOutcome:
+    try:
+        return ImageOutcome(container, ImageRef.parse(container.image), None)
+    except InvalidReferenceError as exc:
+        return ImageOutcome(container, None, None, str(exc))
+
+
+def _decide(
+    pod: PodOutcome, policy: Policy, resolutions: Mapping[ImageRef, Resolution]
+) -> PodOutcome:
+    images = tuple(
+        ImageOutcome(
+            image.container,
+            image.reference,
+            resolutions.get(image.reference) if image.reference else None,
+            image.problem,
+        )
+        for image in pod.images
+    )
+    if pod.status in ("excluded", "skipped"):
+        return _replace(pod, images=images)
+    if not images:
+        return _replace(pod, images=images, status="unchanged")
+    unresolved = [
+        image
+        for image in images
+        if image.problem or image.resolution is None or not image.resolution.ok
+    ]
+    if unresolved:
+        return _replace(pod, images=images, status="unresolved")
+    image_platforms = [_platforms(image) for image in images]
+    supported = supported_platforms(image_platforms, policy.platforms)
+    plan = plan_pod(pod.target.spec, pod.target.path, supported, policy)
+    status: PodStatus = (
+        "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
+    )
+    return _replace(pod, images=images, status=status, plan=plan)
+
+
+def _platforms(image: ImageOutcome) -> frozenset[Platform]:
+    assert image.resolution is not None
+    return image.resolution.platforms
+
+
+def _replace(pod: PodOutcome, **changes: Any) -> PodOutcome:
+    from dataclasses import replace
+
+    return replace(pod, **changes)
+
+
+def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
+    base: dict[str, Any] = {
+        "source": pod.source,
+        "document_index": pod.document_index,
+        "line": pod.line,
+        "resource": pod.resource,
+    }
+    findings: list[Finding] = []
+    if pod.status == "unresolved":
+        for image in pod.images:
+            reason = image.problem or (image.resolution.error if image.resolution else None)
+            if reason is None:
+                continue
+            consequence = (
+                "left unchanged"
+                if severity == "warning"
+                else "cannot be decided (failurePolicy: Fail)"
+            )
+            findings.append(
+                Finding(
+                    severity,
+                    f"image {image.container.image!r} of container {image.container.name!r} could "
+                    f"not be resolved: {_strip_prefix(reason, image)}; the pod is {consequence}",
+                    field_path=format_field_path((*image.container.path, "image")),
+                    image=image.container.image,
+                    **base,
+                )
+            )
+    elif pod.status == "conflict" and pod.plan is not None:
+        detail = "; ".join(
+            f"{image.container.image}: {format_platforms(_platforms(image))}"
+            for image in pod.images
+        )
+        for problem in pod.plan.problems:
+            findings.append(
+                Finding(
+                    severity,
+                    f"{problem} ({detail}); the pod is left unchanged",
+                    field_path=pod.target.field_path,
+                    **base,
+                )
+            )
+    return findings
+
+
+def _strip_prefix(reason: str, image: ImageOutcome) -> str:
+    """Resolver errors start with the reference; the finding names the image already."""
+    if image.reference is not None:
+        prefix = f"{image.reference}: "
+        if reason.startswith(prefix):
+            return reason[len(prefix) :]
+    return reason
+
+
+def summarise(result: EngineResult) -> str:
+    counts: dict[str, int] = {}
+    for pod in result.pods:
+        counts[pod.status] = counts.get(pod.status, 0) + 1
+    images = len(result.resolutions)
+    from_cache = sum(1 for r in result.resolutions.values() if r.source in ("cache", "lock"))
+    parts = [f"{len(result.pods)} pod specs"]
+    parts.extend(
+        f"{counts[s]} {s}"
+        for s in ("changed", "unchanged", "skipped", "excluded", "unresolved", "conflict")
+        if counts.get(s)
+    )
+    return (
+        f"{', '.join(parts)}; {images} images ({from_cache} from cache/lock, "
+        f"{images - from_cache} looked up or declared)"
+    )
