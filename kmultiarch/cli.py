@@ -232,6 +232,18 @@ def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: b
     return run_mutate(options, list(paths), output, in_place)
 
 
+@cli.command(context_settings={"ignore_unknown_options": False})
+@click.argument("arguments", nargs=-1)
+@resolver_options
+def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
+    """KRM function. Without arguments: a ResourceList on stdin, the ResourceList with results
+    on stdout. With POLICY [FILE...] (kyaml standalone form, kustomize legacy exec plugin): the
+    MultiArchPolicy file, then manifests (stdin when none); a plain stream on stdout."""
+    from kmultiarch.commands.fn import krm_function
+
+    return krm_function(options, list(arguments))
+
+
 @cli.group()
 def cache() -> None:
     """Show or clear the platform cache."""

@@ -142,6 +142,13 @@ class EngineResult:
             if any(outcome.new_text is not None for outcome in outcomes)
         ]
 
+    def apply_edits(self) -> None:
+        """Edit every document that has operations (fast text splice, round trip if needed)."""
+        for document_outcomes in self.documents.values():
+            for outcome in document_outcomes:
+                if outcome.operations:
+                    outcome.new_text = apply_operations(outcome.document, outcome.operations)
+
     def stream(self) -> str:
         """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
         return join_sources([self.output_of(source.name) for source in self.sources])
@@ -168,7 +175,19 @@ def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocumen
 def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineResult:
     """Decide and edit every pod of every source. Raises ManifestStreamError on bad YAML
     before anything is resolved."""
-    documents = read_sources(sources)
+    return run_documents(sources, read_sources(sources), policy, resolve)
+
+
+def run_documents(
+    sources: list[InputSource],
+    documents: Mapping[str, list[SourceDocument]],
+    policy: Policy,
+    resolve: Resolve,
+    *,
+    edit: bool = True,
+) -> EngineResult:
+    """:func:`run` over documents already read. With ``edit=False`` the operations are
+    decided but not applied: the caller adds its own and calls ``apply_edits``."""
     candidates = list(_candidate_pods(documents, policy))
     references: list[ImageRef] = []
     for pod in candidates:
@@ -186,11 +205,10 @@ def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineR
         findings.extend(_findings_for(decided, severity))
         if decided.plan is not None and decided.status == "changed":
             outcomes[pod.source][pod.document_index].operations.extend(decided.plan.operations)
-    for document_outcomes in outcomes.values():
-        for outcome in document_outcomes:
-            if outcome.operations:
-                outcome.new_text = apply_operations(outcome.document, outcome.operations)
-    return EngineResult(sources, outcomes, pods, findings, resolutions)
+    result = EngineResult(sources, outcomes, pods, findings, resolutions)
+    if edit:
+        result.apply_edits()
+    return result
 
 
 def _candidate_pods(

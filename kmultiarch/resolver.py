@@ -206,8 +206,10 @@ class _Lookup:
         fetched = await self.client.get_manifest(
             endpoint, repository, reference.api_reference, source=source
         )
-        digest = _verified_digest(fetched.body, reference.digest, fetched.digest, source)
+        # Parsed before the digest check: schema 1 is reported as unsupported rather than as a
+        # digest mismatch (its digest covers the payload without signatures, not the body).
         manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
+        digest = _verified_digest(fetched.body, reference.digest, fetched.digest, source)
         platforms = await self._platforms(endpoint, repository, manifest, source, depth=0)
         self.cache.put_platforms(digest, manifest.media_type, platforms)
         if reference.digest is None:
