@@ -198,7 +198,8 @@ def _open_diskcache(directory: Path) -> Any:
 
         def get(self, key: Any, raw: bool) -> Any:
             if not raw:
-                raise _UnsafeCacheValue("pickled key in cache")
+                # Only key listings read keys back: a pickled key is skipped, never loaded.
+                return None
             return super().get(key, raw)
 
         def fetch(self, mode: int, filename: Any, value: Any, read: bool) -> Any:
@@ -262,7 +263,11 @@ class ResolutionCache:
         return TagRecord(digest, float(checked_at))
 
     def put_tag(self, name_and_tag: str, digest: str, *, now: float | None = None) -> None:
-        record = {"v": SCHEMA_VERSION, "digest": digest, "checkedAt": now or time.time()}
+        record = {
+            "v": SCHEMA_VERSION,
+            "digest": digest,
+            "checkedAt": time.time() if now is None else now,
+        }
         self.backend.set(_TAG_PREFIX + name_and_tag, record, expire=STALE_TAG_RETENTION)
 
     def get_platforms(self, digest: str) -> PlatformRecord | None:

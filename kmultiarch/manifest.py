@@ -46,6 +46,8 @@ MAX_CONFIG_BYTES = 8 * 1024 * 1024
 MAX_INDEX_DEPTH = 4
 
 _DIGEST_ALGORITHMS = {"sha256": hashlib.sha256, "sha512": hashlib.sha512}
+#: Hex digits of each algorithm's encoded part (image-spec descriptor digests).
+_DIGEST_HEX_LENGTH = {"sha256": 64, "sha512": 128}
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,8 @@ def _load_json_object(body: bytes, *, source: str, what: str) -> dict[str, objec
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{source}: {what} is not valid JSON ({exc})") from exc
+    except RecursionError as exc:  # deeply nested arrays: a hostile or broken registry
+        raise ManifestError(f"{source}: {what} is nested too deeply to be a manifest") from exc
     if not isinstance(document, dict):
         raise ManifestError(f"{source}: {what} is not a JSON object")
     return document
@@ -202,7 +206,7 @@ def _checked_digest(value: str, source: str) -> str:
     algorithm, _, encoded = value.partition(":")
     if (
         algorithm not in _DIGEST_ALGORITHMS
-        or not encoded
+        or len(encoded) != _DIGEST_HEX_LENGTH[algorithm]
         or any(c not in "0123456789abcdef" for c in encoded)
     ):
         raise ManifestError(f"{source}: {value!r} is not a supported digest")

@@ -111,12 +111,12 @@ class Platform:
         """
         if self.os != node.os or self.architecture != node.architecture:
             return False
+        # No variant on amd64/arm64 is the baseline (v1, v8), which every later variant runs.
+        variant = self.variant or _BASELINE_VARIANT.get(self.architecture, "")
         if (
             node.variant
-            and self.variant != node.variant
-            and not (
-                self.variant and _variant_number(self.variant) <= _variant_number(node.variant)
-            )
+            and variant != node.variant
+            and not (variant and _variant_number(variant) <= _variant_number(node.variant))
         ):
             return False
         if node.os_version and self.os_version:

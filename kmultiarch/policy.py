@@ -365,7 +365,10 @@ def _registries(value: object, source: str) -> dict[str, RegistrySettings]:
         _check_keys(entry, {"mirror", "insecure", "ca"}, where, source)
         mirror = entry.get("mirror")
         if mirror is not None:
-            parts = urlsplit(mirror) if isinstance(mirror, str) else None
+            try:
+                parts = urlsplit(mirror) if isinstance(mirror, str) else None
+            except ValueError:  # e.g. an unclosed IPv6 bracket
+                parts = None
             if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
                 raise PolicyError(
                     f"{source}: {where}.mirror: expected an http(s) URL like https://mirror.internal"

@@ -20,7 +20,7 @@ _DOMAIN = re.compile(
     rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?\Z"
 )
 _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*\Z")
-_TAG = re.compile(r"[\w][\w.-]{0,127}\Z")
+_TAG = re.compile(r"[\w][\w.-]{0,127}\Z", re.ASCII)
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}\Z")
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}\Z")
 _HEX64 = re.compile(r"[a-f0-9]{64}\Z")
@@ -48,7 +48,9 @@ class ImageRef:
             raise InvalidReferenceError(
                 f"invalid image reference {text!r}: it contains white space"
             )
-        remainder, _, digest = text.partition("@")
+        remainder, at, digest = text.partition("@")
+        if at and not digest:
+            raise InvalidReferenceError(f"invalid image reference {text!r}: no digest after '@'")
         if "@" in digest:
             raise InvalidReferenceError(f"invalid image reference {text!r}: more than one '@'")
         name, tag = _split_tag(remainder)

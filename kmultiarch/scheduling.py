@@ -185,6 +185,8 @@ def _require_labels(
         if not isinstance(term, Mapping):
             problems.append(f"nodeSelectorTerms[{index}] is not a mapping")
             continue
+        if not _list(term.get("matchExpressions")) and not _list(term.get("matchFields")):
+            continue  # an empty term matches no node; constraining it would let it match some
         expressions = _list(term.get("matchExpressions"))
         appended: list[dict[str, object]] = []
         for label, values in labels.items():

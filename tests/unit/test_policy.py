@@ -1,0 +1,317 @@
+"""MultiArchPolicy: defaults, loading, and validation that names the file and the key path."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kmultiarch.errors import PolicyError
+from kmultiarch.platform import Platform
+from kmultiarch.policy import (
+    CONFIG_ENV,
+    Policy,
+    RegistrySettings,
+    Toleration,
+    load_policy,
+    parse_policy_text,
+    policy_from_object,
+)
+
+AMD64 = Platform("linux", "amd64")
+ARM64 = Platform("linux", "arm64")
+GKE_ARM64 = {
+    "key": "kubernetes.io/arch",
+    "operator": "Equal",
+    "value": "arm64",
+    "effect": "NoSchedule",
+}
+HEADER = "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\n"
+
+
+def _write(tmp_path: Path, body: str, name: str = "policy.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def _spec(body: str) -> str:
+    return HEADER + "spec:\n" + textwrap.indent(textwrap.dedent(body), "  ")
+
+
+def test_defaults_are_a_gke_style_tainted_cluster() -> None:
+    policy = Policy()
+    assert policy.platforms == (AMD64, ARM64)
+    assert {p: [t.to_manifest() for t in ts] for p, ts in policy.tolerations.items()} == {
+        ARM64: [GKE_ARM64]
+    }
+    assert policy.node_affinity == "required"
+    assert policy.failure_policy == "Ignore"
+    assert policy.overrides == ()
+    assert policy.registry_settings("ghcr.io") == RegistrySettings()
+
+
+def test_no_path_and_no_environment_gives_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CONFIG_ENV, raising=False)
+    assert load_policy(None) == Policy()
+
+
+def test_environment_names_the_policy_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, _spec("platforms: [linux/arm64]\nnodeAffinity: preferred\n"))
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    policy = load_policy(None)
+    assert policy.platforms == (ARM64,)
+    assert policy.node_affinity == "preferred"
+    assert policy.source == str(path)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(PolicyError, match=r"nope\.yaml: policy file not found"):
+        load_policy(missing)
+
+
+def test_a_full_policy(tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    (tmp_path / "certs" / "ca.pem").write_text("pem")
+    path = _write(
+        tmp_path,
+        _spec(
+            """\
+            platforms: [linux/amd64, linux/aarch64, linux/arm64/v8, linux/s390x]
+            tolerations:
+              linux/arm64:
+                - {key: kubernetes.io/arch, operator: Equal, value: arm64, effect: NoSchedule}
+              linux/s390x:
+                - {key: arch, operator: Exists}
+                - {operator: Exists, effect: NoExecute, tolerationSeconds: 30}
+            nodeAffinity: none
+            failurePolicy: Fail
+            overrides:
+              - image: "docker.io/library/busybox:*"
+                platforms: [linux/amd64, linux/arm64]
+            exclude:
+              namespaces: [kube-system]
+              kinds: [DaemonSet]
+            registries:
+              index.docker.io: {mirror: "https://mirror.internal/"}
+              registry.internal:5000: {insecure: true, ca: certs/ca.pem}
+            lock: platforms.lock
+            """
+        ),
+    )
+    policy = load_policy(path)
+    s390x = Platform("linux", "s390x")
+    assert policy.platforms == (AMD64, ARM64, s390x)  # normalised, duplicates dropped
+    assert policy.tolerations == {
+        ARM64: (Toleration("kubernetes.io/arch", "Equal", "arm64", "NoSchedule"),),
+        s390x: (
+            Toleration("arch", "Exists"),
+            Toleration("", "Exists", "", "NoExecute", 30),
+        ),
+    }
+    assert policy.node_affinity == "none"
+    assert policy.failure_policy == "Fail"
+    override = policy.override_for("docker.io/library/busybox:1.36")
+    assert override is not None and override.platforms == {AMD64, ARM64}
+    assert policy.override_for("docker.io/library/nginx:1") is None
+    assert policy.exclude.namespaces == {"kube-system"}
+    assert policy.exclude.kinds == {"DaemonSet"}
+    assert policy.registry_settings("docker.io").mirror == "https://mirror.internal"
+    internal = policy.registry_settings("registry.internal:5000")
+    assert internal.insecure is True
+    assert internal.ca == (tmp_path / "certs" / "ca.pem").resolve()
+    assert policy.lock == tmp_path.resolve() / "platforms.lock"
+    assert policy.source == str(path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("platforms: 'linux/amd64, linux/arm64'", (AMD64, ARM64)),
+        ("platforms: [linux/arm64, linux/aarch64]", (ARM64,)),
+        ("platforms: [linux/arm64]", (ARM64,)),
+    ],
+)
+def test_platform_spellings(spec: str, expected: tuple[Platform, ...]) -> None:
+    assert parse_policy_text(_spec(spec), "p.yaml").platforms == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HEADER, HEADER + "spec:\n", HEADER + "spec: {}\n", HEADER + "metadata: {name: x}\n"],
+)
+def test_an_empty_spec_means_the_defaults(text: str) -> None:
+    policy = parse_policy_text(text, "p.yaml")
+    assert (policy.platforms, policy.tolerations, policy.node_affinity) == (
+        Policy().platforms,
+        Policy().tolerations,
+        Policy().node_affinity,
+    )
+
+
+def test_null_tolerations_mean_none() -> None:
+    assert parse_policy_text(_spec("tolerations: null"), "p.yaml").tolerations == {}
+    assert parse_policy_text(_spec("tolerations: {linux/arm64: null}"), "p.yaml").tolerations == {
+        ARM64: ()
+    }
+
+
+@pytest.mark.parametrize(
+    ("toleration", "manifest"),
+    [
+        (Toleration("kubernetes.io/arch", "Equal", "arm64", "NoSchedule"), GKE_ARM64),
+        (Toleration("arch", "Exists"), {"key": "arch", "operator": "Exists"}),
+        (Toleration(operator="Exists"), {"operator": "Exists"}),
+        (Toleration("k", "Equal", ""), {"key": "k", "operator": "Equal", "value": ""}),
+        (
+            Toleration("k", "Exists", "", "NoExecute", 0),
+            {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0},
+        ),
+    ],
+)
+def test_toleration_manifest(toleration: Toleration, manifest: dict[str, object]) -> None:
+    assert toleration.to_manifest() == manifest
+
+
+# (spec body, the key path the error must name)
+BAD_SPECS = [
+    ("platform: [linux/amd64]", "spec.platform: unknown key"),
+    ("platforms: 5", "spec.platforms: expected a list"),
+    ("platforms: [linux/amd64, 7]", "spec.platforms[1]: expected a platform string"),
+    ("platforms: [linux]", "spec.platforms[0]: invalid platform"),
+    ("platforms: []", "spec.platforms: list at least one"),
+    ("platforms: ''", "spec.platforms: list at least one"),
+    ("nodeAffinity: sometimes", "spec.nodeAffinity: expected one of required, preferred, none"),
+    ("nodeAffinity: Required", "spec.nodeAffinity"),
+    ("nodeAffinity: null", "spec.nodeAffinity"),
+    ("failurePolicy: fail", "spec.failurePolicy: expected one of Ignore, Fail"),
+    ("tolerations: [a]", "spec.tolerations: expected a mapping"),
+    ("tolerations: {linux/s390x: []}", "spec.tolerations.linux/s390x: linux/s390x is not in"),
+    ("tolerations: {linux: []}", "spec.tolerations.linux: invalid platform"),
+    ("tolerations: {linux/arm64: {key: a}}", "spec.tolerations.linux/arm64: expected a list"),
+    ("tolerations: {linux/arm64: [a]}", "spec.tolerations.linux/arm64[0]: expected a toleration"),
+    (
+        "tolerations: {linux/arm64: [{key: a, tolerationsSeconds: 1}]}",
+        "spec.tolerations.linux/arm64[0].tolerationsSeconds: unknown key",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, operator: In}]}",
+        "spec.tolerations.linux/arm64[0].operator: expected Equal or Exists",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, effect: NoScheduled}]}",
+        "spec.tolerations.linux/arm64[0].effect: expected one of",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: 123}]}",
+        "spec.tolerations.linux/arm64[0].key: expected a string",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, value: true}]}",
+        "spec.tolerations.linux/arm64[0].value: expected a string",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, operator: Exists, value: b}]}",
+        "spec.tolerations.linux/arm64[0].value: must be empty",
+    ),
+    (
+        "tolerations: {linux/arm64: [{value: b}]}",
+        "spec.tolerations.linux/arm64[0].key: an empty key needs operator Exists",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, effect: NoExecute, tolerationSeconds: '9'}]}",
+        "spec.tolerations.linux/arm64[0].tolerationSeconds: expected an integer",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, effect: NoExecute, tolerationSeconds: true}]}",
+        "spec.tolerations.linux/arm64[0].tolerationSeconds: expected an integer",
+    ),
+    (
+        "tolerations: {linux/arm64: [{key: a, effect: NoSchedule, tolerationSeconds: 9}]}",
+        "spec.tolerations.linux/arm64[0].tolerationSeconds: only valid with effect NoExecute",
+    ),
+    ("overrides: {image: x}", "spec.overrides: expected a list"),
+    ("overrides: [x]", "spec.overrides[0]: expected a mapping"),
+    ("overrides: [{image: x, platforms: [linux/amd64], tag: y}]", "spec.overrides[0].tag: unknown"),
+    ("overrides: [{platforms: [linux/amd64]}]", "spec.overrides[0].image: expected a glob"),
+    ("overrides: [{image: x}]", "spec.overrides[0].platforms: expected a list"),
+    (
+        "overrides: [{image: x, platforms: [linux/amd64, arm]}]",
+        "spec.overrides[0].platforms[1]: invalid platform",
+    ),
+    ("exclude: [kube-system]", "spec.exclude: expected a mapping"),
+    ("exclude: {namespace: [a]}", "spec.exclude.namespace: unknown key"),
+    ("exclude: {kinds: Pod}", "spec.exclude.kinds: expected a list of strings"),
+    ("exclude: {namespaces: [a, 1]}", "spec.exclude.namespaces: expected a list of strings"),
+    ("registries: [r.io]", "spec.registries: expected a mapping"),
+    ("registries: {r.io/x: {}}", "spec.registries.r.io/x: expected a registry host"),
+    ("registries: {r.io: [a]}", "spec.registries.r.io: expected a mapping"),
+    ("registries: {r.io: {mirrors: x}}", "spec.registries.r.io.mirrors: unknown key"),
+    ("registries: {r.io: {mirror: ftp://m.io}}", "spec.registries.r.io.mirror: expected an http"),
+    ("registries: {r.io: {mirror: m.io}}", "spec.registries.r.io.mirror: expected an http"),
+    ("registries: {r.io: {mirror: 5}}", "spec.registries.r.io.mirror: expected an http"),
+    ("registries: {r.io: {mirror: 'https://[::1'}}", "spec.registries.r.io.mirror"),
+    ("registries: {r.io: {insecure: 'yes'}}", "spec.registries.r.io.insecure: expected true"),
+    ("registries: {r.io: {ca: 5}}", "spec.registries.r.io.ca: expected a path"),
+    ("registries: {r.io: {ca: missing.pem}}", "spec.registries.r.io.ca: CA bundle"),
+    ("lock: [a]", "spec.lock: expected a file path"),
+]
+
+
+@pytest.mark.parametrize(("spec", "where"), BAD_SPECS)
+def test_bad_specs_name_the_file_and_the_key_path(tmp_path: Path, spec: str, where: str) -> None:
+    path = _write(tmp_path, _spec(spec))
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert str(caught.value).startswith(f"{path}: {where}")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("- a\n- b\n", "expected a MultiArchPolicy object"),
+        ("", "expected a MultiArchPolicy object"),
+        (HEADER + "spek: {}\n", "spek: unknown key"),
+        (HEADER + "spec: [a]\n", "spec: expected a mapping"),
+        ("apiVersion: v1\nkind: MultiArchPolicy\n", "expected apiVersion: kmultiarch.dev/v1alpha1"),
+        ("apiVersion: kmultiarch.dev/v1alpha1\nkind: Policy\n", "expected apiVersion"),
+        (HEADER + "spec: {platforms: [linux/amd64}\n", "policy is not valid YAML"),
+        (HEADER + "---\n" + HEADER, "policy is not valid YAML"),
+    ],
+)
+def test_bad_documents_name_the_file(tmp_path: Path, text: str, where: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert str(caught.value).startswith(str(path))
+    assert where in str(caught.value)
+
+
+def test_yaml_errors_give_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, HEADER + "spec:\n  platforms: [linux/amd64\n")
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert str(caught.value).startswith(f"{path}:")
+    line = str(caught.value)[len(str(path)) + 1 :].partition(":")[0]
+    assert line.isdigit() and int(line) >= 3
+
+
+def test_unreadable_file_is_a_policy_error(tmp_path: Path) -> None:
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(PolicyError, match=r"binary\.yaml: cannot read policy file"):
+        load_policy(path)
+
+
+def test_policy_from_object_accepts_a_parsed_function_config() -> None:
+    document = {
+        "apiVersion": "kmultiarch.dev/v1alpha1",
+        "kind": "MultiArchPolicy",
+        "spec": {"platforms": ["linux/arm64"], "tolerations": {"linux/arm64": []}},
+    }
+    policy = policy_from_object(document, "functionConfig")
+    assert policy.platforms == (ARM64,)
+    assert policy.tolerations == {ARM64: ()}
+    assert policy.source == "functionConfig"
