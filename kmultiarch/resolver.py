@@ -174,17 +174,21 @@ class _Lookup:
         self._children: dict[str, asyncio.Future[frozenset[Platform]]] = {}
 
     async def resolve(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
-        endpoints = self.client.endpoints(reference.registry)
-        failure: RegistryError | None = None
-        for endpoint in endpoints:
+        mirror_failures: list[str] = []
+        for endpoint in self.client.endpoints(reference.registry):
             try:
                 return await self._resolve_at(endpoint, reference, tag_is_stale)
             except RegistryError as exc:
-                failure = exc
-                if not endpoint.is_mirror:
+                if endpoint.is_mirror:
+                    # containerd's rule: a mirror that fails hands over to the registry itself.
+                    mirror_failures.append(_without_source(str(exc), reference))
+                    continue
+                if not mirror_failures:
                     raise
-        assert failure is not None
-        raise failure
+                raise type(exc)(
+                    f"{exc}; before that, the mirror failed: {'; '.join(mirror_failures)}"
+                ) from exc
+        raise AssertionError("endpoints_for always lists the registry itself")
 
     async def _resolve_at(
         self, endpoint: Endpoint, reference: ImageRef, tag_is_stale: bool
@@ -284,6 +288,11 @@ def _verified_digest(body: bytes, pinned: str | None, announced: str | None, sou
         verify_digest(body, announced, source=source)
         return announced
     return compute_digest(body)
+
+
+def _without_source(message: str, reference: ImageRef) -> str:
+    prefix = f"{reference}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
 
 
 def _tag_key(reference: ImageRef) -> str:

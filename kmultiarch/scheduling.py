@@ -121,6 +121,7 @@ def plan_pod(
     problems = _node_selector_conflicts(spec, labels)
     if problems:
         return PodPlan(supported, problems=tuple(problems))
+    labels = _not_pinned_by_node_selector(spec, labels)
     operations: list[Operation] = []
     added = tolerations_to_add(_list(spec.get("tolerations")), supported, policy)
     if added:
@@ -151,6 +152,20 @@ def _node_selector_conflicts(
                     f"{label.rpartition('/')[2]} {', '.join(allowed)}"
                 )
     return problems
+
+
+def _not_pinned_by_node_selector(
+    spec: Mapping[str, object], labels: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Labels a (consistent) nodeSelector already pins need no affinity as well."""
+    selector = spec.get("nodeSelector")
+    if not isinstance(selector, Mapping):
+        return dict(labels)
+    return {
+        label: values
+        for label, values in labels.items()
+        if selector.get(label) is None and selector.get(BETA_LABELS[label]) is None
+    }
 
 
 def _require_labels(

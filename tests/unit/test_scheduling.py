@@ -412,10 +412,17 @@ def test_a_contradicting_node_selector_is_a_problem(label: str) -> None:
     assert f"{label}=amd64" in result.problems[0]
 
 
-@pytest.mark.parametrize("selector", [{ARCH: "arm64"}, {BETA_ARCH: "arm64"}, {"disk": "ssd"}])
-def test_an_agreeing_node_selector_is_kept(selector: dict[str, str]) -> None:
+@pytest.mark.parametrize("selector", [{ARCH: "arm64"}, {BETA_ARCH: "arm64"}])
+def test_an_agreeing_arch_node_selector_needs_no_affinity(selector: dict[str, str]) -> None:
     after = planned({"nodeSelector": selector}, {ARM64})
     assert after["nodeSelector"] == selector
+    assert "affinity" not in after
+    assert after["tolerations"] == [GKE_ARM64]
+
+
+def test_an_unrelated_node_selector_is_kept_and_affinity_added() -> None:
+    after = planned({"nodeSelector": {"disk": "ssd"}}, {ARM64})
+    assert after["nodeSelector"] == {"disk": "ssd"}
     assert terms_of(after) == [{"matchExpressions": [arch_in("arm64")]}]
 
 
