@@ -16,7 +16,12 @@ from kmultiarch.platform import Platform, format_platforms
 from kmultiarch.policy import Policy
 from kmultiarch.reference import ImageRef
 from kmultiarch.resolver import Resolution
-from kmultiarch.scheduling import Operation, PodPlan, plan_pod, supported_platforms
+from kmultiarch.scheduling import (
+    Operation,
+    PodPlan,
+    plan_pod_with_inherited,
+    supported_platforms,
+)
 from kmultiarch.workloads import (
     ContainerImage,
     PodTarget,
@@ -272,7 +277,9 @@ def _decide(
         return _replace(pod, images=images, status="unresolved")
     image_platforms = [_platforms(image) for image in images]
     supported = supported_platforms(image_platforms, policy.platforms)
-    plan = plan_pod(pod.target.spec, pod.target.path, supported, policy)
+    plan = plan_pod_with_inherited(
+        pod.target.spec, pod.target.inherited, pod.target.path, supported, policy
+    )
     status: PodStatus = (
         "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
     )

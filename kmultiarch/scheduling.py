@@ -136,6 +136,53 @@ def plan_pod(
     return PodPlan(supported, tuple(operations), (), tuple(added), labels)
 
 
+def plan_pod_with_inherited(
+    spec: Mapping[str, object],
+    inherited: Mapping[str, object],
+    path: Path,
+    supported: frozenset[Platform],
+    policy: Policy,
+) -> PodPlan:
+    """Plan a pod whose mapping lacks scheduling fields it inherits (an Argo Workflows
+    template: its own tolerations/affinity/nodeSelector replace the workflow's). The decision
+    is made on the merged view; a change to an inherited field is written to the pod's own
+    mapping as the whole merged value, so what the workflow gave is kept."""
+    if not inherited:
+        return plan_pod(spec, path, supported, policy)
+    import copy
+
+    import jsonpatch
+
+    merged = {**copy.deepcopy(dict(inherited)), **spec}
+    plan = plan_pod(merged, (), supported, policy)
+    if not plan.operations:
+        return plan
+    patched = jsonpatch.apply_patch(merged, list(plan.operations))
+    operations: list[Operation] = []
+    rewritten: set[str] = set()
+    for operation in plan.operations:
+        field_name = operation["path"].split("/")[1].replace("~1", "/").replace("~0", "~")
+        if field_name in inherited:
+            if field_name not in rewritten:
+                rewritten.add(field_name)
+                operations.append(
+                    {
+                        "op": "add",
+                        "path": json_pointer((*path, field_name)),
+                        "value": patched[field_name],
+                    }
+                )
+        else:
+            operations.append({**operation, "path": json_pointer(path) + operation["path"]})
+    return PodPlan(
+        plan.supported,
+        tuple(operations),
+        plan.problems,
+        plan.added_tolerations,
+        plan.required_labels,
+    )
+
+
 def _node_selector_conflicts(
     spec: Mapping[str, object], labels: Mapping[str, tuple[str, ...]]
 ) -> list[str]:

@@ -8,12 +8,13 @@ pod, with its own ``tolerations``/``affinity``/``nodeSelector`` on the template 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Path = tuple[str | int, ...]
 
 SKIP_ANNOTATION = "kmultiarch.dev/skip"
 CONTAINER_GROUPS = ("initContainers", "containers", "ephemeralContainers")
+SCHEDULING_FIELDS = ("tolerations", "affinity", "nodeSelector")
 
 #: (API group, kind) -> paths from the object root to each pod spec.
 POD_SPEC_PATHS: dict[tuple[str, str], tuple[Path, ...]] = {
@@ -66,6 +67,9 @@ class PodTarget:
     spec: Mapping[str, object]
     containers: tuple[ContainerImage, ...]
     annotations: Mapping[str, object]  # the pod template's own annotations
+    #: Scheduling fields the pod inherits when its own mapping lacks them (Argo Workflows:
+    #: workflow-level tolerations/affinity/nodeSelector, which a template's own replace).
+    inherited: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def field_path(self) -> str:
@@ -155,6 +159,9 @@ def _workflow_targets(
     workflow = _get(resource, workflow_path)
     if not isinstance(workflow, Mapping):
         return
+    workflow_scheduling = {
+        key: workflow[key] for key in SCHEDULING_FIELDS if workflow.get(key) is not None
+    }
     for position, template in enumerate(_list(workflow.get("templates"))):
         if not isinstance(template, Mapping):
             continue
@@ -177,7 +184,12 @@ def _workflow_targets(
                         )
                     )
         if containers:
-            yield PodTarget(template_path, template, tuple(containers), _annotations(template))
+            inherited = {
+                key: value for key, value in workflow_scheduling.items() if key not in template
+            }
+            yield PodTarget(
+                template_path, template, tuple(containers), _annotations(template), inherited
+            )
 
 
 def is_skipped(workload: Workload, target: PodTarget) -> bool:
