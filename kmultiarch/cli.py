@@ -24,6 +24,7 @@ from kmultiarch.errors import KmultiarchError
 
 if TYPE_CHECKING:
     from kmultiarch.cache import ResolutionCache
+    from kmultiarch.lockfile import ImageLock
     from kmultiarch.policy import Policy
     from kmultiarch.registry.client import ClientSettings
     from kmultiarch.resolver import Resolver
@@ -57,6 +58,8 @@ class RunOptions:
     retries: int
     verbose: int
     quiet: bool
+    lock: str | None = None
+    offline: bool = False
 
     def load_policy(self) -> Policy:
         from kmultiarch.policy import load_policy
@@ -79,7 +82,8 @@ class RunOptions:
 
         cache = open_cache(
             Path(self.cache_dir) if self.cache_dir else None,
-            enabled=not self.no_cache,
+            # Offline runs answer from the lock alone: a cache is neither read nor written.
+            enabled=not self.no_cache and not self.offline,
             tag_ttl=self.cache_ttl,
         )
         for message in cache.warnings:
@@ -90,7 +94,20 @@ class RunOptions:
     def resolver(self, policy: Policy, cache: ResolutionCache) -> Resolver:
         from kmultiarch.resolver import Resolver
 
-        return Resolver(policy, cache, self.client_settings())
+        return Resolver(
+            policy,
+            cache,
+            self.client_settings(),
+            lock=self.load_lock(policy),
+            offline=self.offline,
+        )
+
+    def load_lock(self, policy: Policy) -> ImageLock | None:
+        """``--lock FILE``, else the policy's ``lock:``, else none."""
+        from kmultiarch.lockfile import load_lock
+
+        path = self.lock or policy.lock
+        return load_lock(path) if path is not None else None
 
 
 def resolver_options(function: F) -> F:
@@ -165,6 +182,8 @@ def resolver_options(function: F) -> F:
                 )
             }
         )
+        run_options.lock = kwargs.pop("lock", None)
+        run_options.offline = kwargs.pop("offline", False)
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)
 
@@ -173,6 +192,26 @@ def resolver_options(function: F) -> F:
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+def lock_options(function: F) -> F:
+    """``--lock FILE`` and ``--offline``, for commands decorated with :func:`resolver_options`
+    (put this decorator above that one)."""
+    function = click.option(
+        "--offline",
+        is_flag=True,
+        envvar="KMULTIARCH_OFFLINE",
+        help="Never contact a registry: images missing from the lock fail (or warn, per "
+        "failurePolicy).",
+    )(function)
+    return click.option(
+        "--lock",
+        "lock",
+        envvar="KMULTIARCH_LOCK",
+        metavar="FILE",
+        help="Lock file (from `kmultiarch lock`): images in it are never looked up "
+        "(default: the policy's lock:).",
+    )(function)
 
 
 def _configure_logging(verbose: int) -> None:
@@ -197,6 +236,7 @@ def cli() -> None:
 @click.option(
     "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@lock_options
 @resolver_options
 def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
     """Print the platforms of each IMAGE, resolved from its registry."""
@@ -221,6 +261,7 @@ def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
     is_flag=True,
     help="Rewrite the changed files (atomically) instead of printing.",
 )
+@lock_options
 @resolver_options
 def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: bool) -> int:
     """Add tolerations and node affinity to the manifests in PATHs (files, directories, or -
@@ -234,6 +275,7 @@ def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: b
 
 @cli.command(context_settings={"ignore_unknown_options": False})
 @click.argument("arguments", nargs=-1)
+@lock_options
 @resolver_options
 def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
     """KRM function. Without arguments: a ResourceList on stdin, the ResourceList with results

@@ -16,6 +16,7 @@ from typing import Literal
 
 from kmultiarch.cache import ResolutionCache
 from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError
+from kmultiarch.lockfile import ImageLock
 from kmultiarch.manifest import (
     IMAGE_TYPES,
     MAX_CONFIG_BYTES,
@@ -55,6 +56,7 @@ class ResolverStats:
     images: int = 0
     cache_hits: int = 0
     overrides: int = 0
+    locked: int = 0
     lookups: int = 0
     failures: int = 0
 
@@ -69,9 +71,14 @@ class Resolver:
         cache: ResolutionCache,
         settings: ClientSettings | None = None,
         client_factory: Callable[[], RegistryClient] | None = None,
+        *,
+        lock: ImageLock | None = None,
+        offline: bool = False,
     ) -> None:
         self.policy = policy
         self.cache = cache
+        self.lock = lock
+        self.offline = offline
         self.settings = settings or ClientSettings()
         self._client_factory = client_factory or (
             lambda: RegistryClient(policy.registries, self.settings)
@@ -116,6 +123,13 @@ class Resolver:
         if override is not None:
             self.stats.overrides += 1
             return Resolution(reference, override.platforms, reference.digest, None, "override")
+        locked = self.lock.lookup(reference) if self.lock is not None else None
+        if locked is not None:
+            self.stats.locked += 1
+            return Resolution(reference, locked.platforms, locked.digest, locked.media_type, "lock")
+        if self.offline:
+            # Offline renders depend on the lock alone, not on what a cache happens to hold.
+            return Resolution(reference, error=self._offline_error(reference))
         if reference.digest is not None:
             digest = reference.digest
         else:
@@ -131,6 +145,17 @@ class Resolver:
             return None
         self.stats.cache_hits += 1
         return Resolution(reference, record.platforms, digest, record.media_type, "cache")
+
+    def _offline_error(self, reference: ImageRef) -> str:
+        if self.lock is None:
+            return (
+                f"{reference}: not looked up (--offline) and no lock file was given; pass "
+                "--lock FILE or set the policy's lock:"
+            )
+        return (
+            f"{reference}: not in the lock file {self.lock.source} and --offline forbids a lookup; "
+            "add it with `kmultiarch lock`"
+        )
 
     async def _resolve_remote(
         self,

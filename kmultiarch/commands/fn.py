@@ -4,18 +4,17 @@ kustomize legacy exec plugin form (``fn POLICY.yaml [FILE...]``: plain streams).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from kmultiarch.commands.mutate import resolve_function
 from kmultiarch.engine import run
 from kmultiarch.inputs import collect_inputs
 from kmultiarch.krm import run_function
 
 if TYPE_CHECKING:
     from kmultiarch.cli import RunOptions
+    from kmultiarch.engine import Resolve
     from kmultiarch.policy import Policy
-    from kmultiarch.reference import ImageRef
-    from kmultiarch.resolver import Resolution
 
 
 def krm_function(options: RunOptions, arguments: list[str]) -> int:
@@ -24,13 +23,8 @@ def krm_function(options: RunOptions, arguments: list[str]) -> int:
     cache = options.open_cache()
     try:
 
-        def resolve_factory(policy: Policy):  # type: ignore[no-untyped-def]
-            resolver = options.resolver(policy, cache)
-
-            def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-                return resolver.resolve(references)
-
-            return resolve
+        def resolve_factory(policy: Policy) -> Resolve:
+            return resolve_function(options, policy, cache)
 
         if not arguments:
             data = sys.stdin.buffer.read()

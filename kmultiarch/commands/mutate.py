@@ -11,8 +11,9 @@ from kmultiarch.inputs import collect_inputs, write_atomically
 from kmultiarch.reference import ImageRef
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
+    from kmultiarch.cache import ResolutionCache
     from kmultiarch.cli import RunOptions
     from kmultiarch.engine import InputSource
     from kmultiarch.policy import Policy
@@ -27,18 +28,34 @@ def resolve_and_run(
 
     cache = options.open_cache()
     try:
-        resolver = options.resolver(policy, cache)
-
-        def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-            return resolver.resolve(references)
-
-        result = run(sources, policy, resolve)
+        result = run(sources, policy, resolve_function(options, policy, cache))
         if not options.quiet:
             for message in cache.warnings:
                 warn(message)
     finally:
         cache.close()
     return result
+
+
+def resolve_function(
+    options: RunOptions, policy: Policy, cache: ResolutionCache
+) -> Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]:
+    """The engine's ``resolve``: the options' resolver, with a progress line on a terminal."""
+    from kmultiarch.progress import progress_line
+
+    resolver = options.resolver(policy, cache)
+
+    def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+        progress = progress_line(
+            options.quiet, lambda: resolver.stats.cache_hits + resolver.stats.locked
+        )
+        try:
+            return resolver.resolve(references, progress)
+        finally:
+            if progress is not None:
+                progress.finish()
+
+    return resolve
 
 
 def report_findings(result: EngineResult, options: RunOptions) -> None:
