@@ -4,10 +4,10 @@ How a request is made, in order:
 - the endpoint: the policy's mirror first (same repository paths), then the registry itself;
   plain HTTP for ``insecure: true`` and loopback hosts (as Docker does), HTTPS otherwise, with
   an extra CA per registry when configured;
-- the handshake: ``GET /v2/`` once per endpoint (lazily, on the first request) learns whether
-  it wants Bearer tokens, Basic auth or nothing. Bearer tokens are fetched for every repository
-  of the run that lives on that endpoint in one request (several ``scope`` parameters), reused
-  until they expire, and refetched for a single scope only when the registry asks for it;
+- the handshake: no ``GET /v2/`` ping; the first 401 of an endpoint says whether it wants
+  Bearer tokens or Basic auth. Bearer tokens are fetched for every repository of the run that
+  lives on that endpoint in one request (several ``scope`` parameters), reused until they
+  expire, and fetched again only when the registry refuses one;
 - retries with exponential backoff on connection errors, timeouts, 5xx and 429 (honouring
   ``Retry-After``, capped); a total deadline per attempt, so a server that trickles bytes cannot
   hold a run; bodies read with a size cap;
@@ -113,7 +113,6 @@ class _EndpointAuth:
     """What one endpoint asked for, learnt once per run."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    probed: bool = False
     challenge: Challenge | None = None
     tokens: list[_Token] = field(default_factory=list)
 
@@ -162,7 +161,7 @@ class RegistryClient:
         self._client: httpx.AsyncClient | None = None
         self._auth: dict[str, _EndpointAuth] = {}
         self._planned: dict[str, set[str]] = {}
-        #: Requests made, by kind: ping, token, manifest-head, manifest-get, blob.
+        #: Requests made, by kind: token, manifest-head, manifest-get, blob.
         self.requests: Counter[str] = Counter()
 
     async def __aenter__(self) -> RegistryClient:
@@ -279,12 +278,16 @@ class RegistryClient:
         cap: int,
         source: str,
     ) -> _Response:
-        auth = await self._probe(endpoint, source=source)
+        # No /v2/ ping first: requests go out at once, and the first 401 teaches the endpoint's
+        # challenge. On a registry without auth that saves a round trip per run; on one with
+        # tokens, concurrent 401s wait for a single batched token request.
+        auth = self._auth.setdefault(endpoint.base_url, _EndpointAuth())
         authorization = await self._authorization(endpoint, auth, repository, source=source)
+        url = endpoint.base_url + path
         response = await self._send_following_redirects(
             method,
             endpoint,
-            endpoint.base_url + path,
+            url,
             authorization,
             kind=kind,
             accept=accept,
@@ -293,17 +296,17 @@ class RegistryClient:
         )
         if response.status == 401:
             challenge = parse_challenge(response.headers.get("www-authenticate"))
-            if challenge is not None and challenge.scheme == "bearer":
-                auth.challenge = auth.challenge or challenge
-                scope = challenge.scope or repository_scope(repository)
-                token = await self._fetch_token(
-                    endpoint, auth, frozenset(scope.split(" ")), source=source
-                )
+            if challenge is None:
+                raise self._status_error(response, endpoint, repository, source=source)
+            retry = await self._answer_challenge(
+                endpoint, auth, repository, challenge, rejected=authorization, source=source
+            )
+            if retry is not None:
                 response = await self._send_following_redirects(
                     method,
                     endpoint,
-                    endpoint.base_url + path,
-                    f"Bearer {token.value}",
+                    url,
+                    retry,
                     kind=kind,
                     accept=accept,
                     cap=cap,
@@ -313,34 +316,58 @@ class RegistryClient:
             return response
         raise self._status_error(response, endpoint, repository, source=source)
 
-    async def _probe(self, endpoint: Endpoint, *, source: str) -> _EndpointAuth:
-        auth = self._auth.setdefault(endpoint.base_url, _EndpointAuth())
-        if auth.probed:
-            return auth
-        async with auth.lock:
-            if auth.probed:
-                return auth
-            response = await self._send_following_redirects(
-                "GET",
-                endpoint,
-                endpoint.base_url + "/v2/",
-                None,
-                kind="ping",
-                accept="application/json",
-                cap=MAX_ERROR_BODY,
-                source=source,
-            )
-            if response.status == 401:
-                auth.challenge = parse_challenge(response.headers.get("www-authenticate"))
-            elif response.status >= 500 or response.status == 429:
-                raise self._status_error(response, endpoint, None, source=source)
-            # 200, or a 404 from a registry that does not serve /v2/: no auth known yet.
-            auth.probed = True
-        return auth
+    async def _answer_challenge(
+        self,
+        endpoint: Endpoint,
+        auth: _EndpointAuth,
+        repository: str,
+        challenge: Challenge,
+        *,
+        rejected: str | None,
+        source: str,
+    ) -> str | None:
+        """The authorization to retry with after a 401, or None when retrying is pointless."""
+        if challenge.scheme == "bearer":
+            scope = repository_scope(repository)
+            async with auth.lock:
+                auth.challenge = challenge
+                token = _valid_token(auth, scope)
+                if token is None or f"Bearer {token.value}" == rejected:
+                    if rejected is not None:
+                        # The registry refused a token we thought valid: drop it.
+                        auth.tokens = [t for t in auth.tokens if f"Bearer {t.value}" != rejected]
+                    token = await self._fetch_token(
+                        endpoint,
+                        auth,
+                        self._wanted_scopes(endpoint, auth, challenge, scope),
+                        source=source,
+                    )
+            return f"Bearer {token.value}"
+        if challenge.scheme == "basic":
+            auth.challenge = challenge
+            if rejected is not None:
+                return None  # the credentials themselves were refused
+            return await self._authorization(endpoint, auth, repository, source=source)
+        raise RegistryAuthError(
+            f"{source}: {endpoint.host} asks for unsupported auth scheme {challenge.scheme!r}"
+        )
+
+    def _wanted_scopes(
+        self, endpoint: Endpoint, auth: _EndpointAuth, challenge: Challenge, scope: str
+    ) -> frozenset[str]:
+        """This repository's scope (or the one the registry named), plus every planned
+        repository of the registry that has no valid token yet: one request for the run."""
+        wanted = {scope, *challenge.scope.split()} if challenge.scope else {scope}
+        for name in sorted(self._planned.get(endpoint.registry, ())):
+            planned = repository_scope(name)
+            if _valid_token(auth, planned) is None:
+                wanted.add(planned)
+        return frozenset(wanted)
 
     async def _authorization(
         self, endpoint: Endpoint, auth: _EndpointAuth, repository: str, *, source: str
     ) -> str | None:
+        """What to send before any 401 is seen on this request: known challenges only."""
         challenge = auth.challenge
         if challenge is None:
             return None
@@ -353,22 +380,18 @@ class RegistryClient:
                 )
             return credentials.basic_header()
         if challenge.scheme != "bearer":
-            raise RegistryAuthError(
-                f"{source}: {endpoint.host} asks for unsupported auth scheme {challenge.scheme!r}"
-            )
+            return None
         scope = repository_scope(repository)
         token = _valid_token(auth, scope)
         if token is None:
             async with auth.lock:
                 token = _valid_token(auth, scope)
                 if token is None:
-                    wanted = {scope} | {
-                        repository_scope(name)
-                        for name in sorted(self._planned.get(endpoint.registry, ()))
-                        if _valid_token(auth, repository_scope(name)) is None
-                    }
                     token = await self._fetch_token(
-                        endpoint, auth, frozenset(wanted), source=source, locked=True
+                        endpoint,
+                        auth,
+                        self._wanted_scopes(endpoint, auth, challenge, scope),
+                        source=source,
                     )
         return f"Bearer {token.value}"
 
@@ -379,7 +402,6 @@ class RegistryClient:
         scopes: frozenset[str],
         *,
         source: str,
-        locked: bool = False,
     ) -> _Token:
         challenge = auth.challenge
         if challenge is None or not challenge.realm:
