@@ -18,7 +18,9 @@ errors upstream and raise :class:`ValueError`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import io
 import json
 import math
@@ -42,7 +44,7 @@ __all__ = [
 
 OperationKind = Literal["add", "replace"]
 
-_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*\Z")
+_ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Tabs in indentation, or right after a block indicator at the start of a line.
 _TAB_IN_INDENTATION = re.compile(r"^[ \-?:]*\t", re.MULTILINE)
 _EXOTIC_LINE_BREAK = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")
@@ -181,7 +183,7 @@ def _patch(value: object, operations: list[_Operation]) -> object:
     """Apply operations to a plain value, copying only the containers on each path."""
     for operation in operations:
         if not operation.path:
-            value = copy.deepcopy(operation.value)
+            value = _copy_plain(operation.value)
             continue
         value = _patch_one(value, operation)
     return value
@@ -201,7 +203,7 @@ def _patch_one(root: object, operation: _Operation) -> object:
         else:
             raise ValueError(f"path {_pointer(operation.path)} goes through a scalar")
         parent = child
-    _set_in_container(parent, operation.path[-1], operation, copy.deepcopy(operation.value))
+    _set_in_container(parent, operation.path[-1], operation, _copy_plain(operation.value))
     return root
 
 
@@ -218,6 +220,15 @@ def _set_in_container(container: object, token: str, operation: _Operation, valu
             container[index] = value
     else:
         raise ValueError(f"cannot {operation.kind} {_pointer(operation.path)}: parent is a scalar")
+
+
+def _copy_plain(value: object) -> object:
+    """A deep copy of plain data (dicts, lists, scalars), faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {key: _copy_plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_plain(item) for item in value]
+    return value
 
 
 def _shallow_copy(value: object) -> object:
@@ -396,7 +407,7 @@ class _FastEditor:
             or _is_flow(root)
             or document.has_aliases_or_merges
             or _EXOTIC_LINE_BREAK.search(text)
-            or _TAB_IN_INDENTATION.search(text)
+            or ("\t" in text and _TAB_IN_INDENTATION.search(text))
         ):
             raise _NotExact
         self.text = text
@@ -418,7 +429,7 @@ class _FastEditor:
         return self.splice()
 
     def record(self, operation: _Operation) -> None:
-        value = copy.deepcopy(operation.value)
+        value = _copy_plain(operation.value)
         container: Node | object = self.root
         for token in operation.path[:-1]:
             container = self.child(container, token, operation)
@@ -518,7 +529,7 @@ class _FastEditor:
     def replace_with_value(self, node: Node) -> object:
         """Turn an original flow collection into a new value, edited as plain data."""
         if id(node) not in self.replacements:
-            self.replace(node, copy.deepcopy(self.values[id(node)]))
+            self.replace(node, _copy_plain(self.values[id(node)]))
         return self.replacements[id(node)]
 
     def replace(self, node: Node, value: object) -> None:
@@ -653,7 +664,8 @@ class _FastEditor:
             if begins_line:
                 line_start = start - node.start_mark.column
                 return [(line_start, after, depth, self.lines_over(after, lines))]
-            return [(start, end, depth, ""), (after, after, depth, self.lines_at(after, lines))]
+            colon = self.colon_after(place.key)
+            return [(colon, end, depth, ""), (after, after, depth, self.lines_at(after, lines))]
         # An item of a block sequence: it must start on its dash's line.
         assert isinstance(parent, SequenceNode)
         prefix = self.line_prefix(start)
@@ -760,27 +772,44 @@ def _round_trip_edit(
     text = document.text
     style = _detect_style(root, text)
     body_start = text.rfind("\n", 0, root.start_mark.index) + 1
-    try:
-        body_end = _line_after(text, root)
-    except _NotExact:
-        body_end = len(text)
+    body_end = len(text)
+    if not document.has_aliases_or_merges:
+        # Trailing comments and a ``...`` line stay as they are. (With aliases, the last leaf
+        # may be an alias whose marks are those of its anchor, earlier in the text.)
+        with contextlib.suppress(_NotExact):
+            body_end = _line_after(text, root)
     prefix, body, suffix = text[:body_start], text[body_start:body_end], text[body_end:]
-    if _is_json(body):
-        new_body = _json_edit(body, expected)
-    else:
-        new_body = _ruamel_edit(document, body, style, operations)
-    if style.newline == "\r\n":
-        new_body = new_body.replace("\r\n", "\n").replace("\n", "\r\n")
-    if not body.endswith("\n"):
-        new_body = new_body.rstrip("\r\n")
-    result = prefix + new_body + suffix
-    if not _reads_back_as(result, document, expected):
-        raise ManifestStreamError(
-            f"{document.source}:{document.start_line}: document {document.index + 1}: cannot "
-            "apply the changes while keeping the document's YAML anchors, aliases or merge "
-            "keys; expand them into plain YAML"
-        )
-    return result
+
+    def edited_with_ruamel() -> str:
+        return _ruamel_edit(document, body, style, operations)
+
+    def rendered_anew() -> str:
+        # The last resort, when ruamel.yaml writes something that does not read back (it has
+        # bugs around comments): the whole body written from the patched value, comments lost.
+        marker = "---\n" if body.startswith("---") else ""
+        return marker + "".join(line + "\n" for line in style.inline(expected, 0))
+
+    def edited_as_json() -> str:
+        return _json_edit(body, expected)
+
+    attempts = [edited_as_json] if _is_json(body) else [edited_with_ruamel, rendered_anew]
+    for attempt in attempts:
+        try:
+            new_body = attempt()
+        except ManifestStreamError:
+            continue
+        if style.newline == "\r\n":
+            new_body = new_body.replace("\r\n", "\n").replace("\n", "\r\n")
+        if not body.endswith("\n"):
+            new_body = new_body.rstrip("\r\n")
+        result = prefix + new_body + suffix
+        if _reads_back_as(result, document, expected):
+            return result
+    raise ManifestStreamError(
+        f"{document.source}:{document.start_line}: document {document.index + 1}: the edited "
+        "document does not read back as intended; simplify it (block style, no anchors) and "
+        "try again"
+    )
 
 
 def _is_json(body: str) -> bool:
@@ -811,6 +840,7 @@ def _ruamel_edit(
     from ruamel.yaml.error import YAMLError as RuamelError
 
     yaml = YAML(typ="rt")
+    yaml.Representer = _round_trip_representer()
     yaml.preserve_quotes = True
     yaml.width = 1 << 30
     yaml.indent(
@@ -834,6 +864,19 @@ def _ruamel_edit(
     return out.getvalue()
 
 
+@functools.cache
+def _round_trip_representer() -> type[Any]:
+    """ruamel.yaml's representer, writing new floats so that YAML 1.1 reads them as floats."""
+    from ruamel.yaml.representer import RoundTripRepresenter
+
+    class Representer(RoundTripRepresenter):
+        def represent_new_float(self, value: float) -> Any:
+            return self.represent_scalar("tag:yaml.org,2002:float", render_scalar(value))
+
+    Representer.add_representer(float, Representer.represent_new_float)
+    return Representer
+
+
 def _shared_containers(data: object) -> set[int]:
     """Ids of containers reached more than once (aliases), which must be copied before edits."""
     seen: set[int] = set()
@@ -853,7 +896,7 @@ def _shared_containers(data: object) -> set[int]:
 
 def _apply_round_trip(data: Any, operation: _Operation, shared: set[int]) -> Any:
     if not operation.path:
-        return _to_round_trip(copy.deepcopy(operation.value))
+        return _to_round_trip(_copy_plain(operation.value))
     parent = data
     for token in operation.path[:-1]:
         if isinstance(parent, dict):
@@ -869,7 +912,9 @@ def _apply_round_trip(data: Any, operation: _Operation, shared: set[int]) -> Any
         else:
             raise ValueError(f"path {_pointer(operation.path)} goes through a scalar")
         parent = child
-    _set_in_container(parent, operation.path[-1], operation, _to_round_trip(operation.value))
+    last = operation.path[-1]
+    key = _to_round_trip(last) if isinstance(parent, dict) else last
+    _set_in_container(parent, key, operation, _to_round_trip(operation.value))  # type: ignore[arg-type]
     return data
 
 
