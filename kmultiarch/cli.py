@@ -286,6 +286,106 @@ def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
     return krm_function(options, list(arguments))
 
 
+_SKIP_NON_MANIFESTS = click.option(
+    "--skip-non-manifests",
+    is_flag=True,
+    help="Skip files that are not Kubernetes manifests (Helm templates, kustomizations, CI "
+    "configs, YAML without apiVersion and kind, YAML that does not parse) instead of failing: "
+    "for hooks handed every YAML file.",
+)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default=None,
+    help="text: a table; github: workflow annotations; sarif: SARIF 2.1.0; json: for scripts "
+    "(default: github when GITHUB_ACTIONS=true, else text).",
+)
+@click.option("--diff", is_flag=True, help="Also show the unified diff mutate would apply.")
+@_SKIP_NON_MANIFESTS
+@lock_options
+@resolver_options
+def check(
+    options: RunOptions,
+    paths: tuple[str, ...],
+    output: str | None,
+    diff: bool,
+    skip_non_manifests: bool,
+) -> int:
+    """Exit 1 when mutate would change the manifests in PATHs, when a pod has no platform where
+    all its images run, or (failurePolicy: Fail) when an image cannot be resolved."""
+    from kmultiarch.commands.check import check_manifests
+
+    if diff and output == "sarif":
+        raise click.UsageError("--diff cannot be combined with --output sarif")
+    return check_manifests(options, list(paths), output, diff, skip_non_manifests)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@_SKIP_NON_MANIFESTS
+@lock_options
+@resolver_options
+def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -> int:
+    """Rewrite FILES (or the manifests in directories) in place, atomically; exit 1 when any
+    file changed, listing them (a pre-commit fixer)."""
+    from kmultiarch.commands.fix import fix_files
+
+    if "-" in files:
+        raise click.UsageError("fix rewrites files: give file or directory paths, not stdin")
+    return fix_files(options, list(files), skip_non_manifests)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: one self-contained page.",
+)
+@lock_options
+@resolver_options
+def report(options: RunOptions, paths: tuple[str, ...], output: str) -> int:
+    """Every image in the manifests with its platforms and the workloads using it; how many
+    workloads are multi-arch, arm64-only, amd64-only or unresolvable."""
+    from kmultiarch.commands.report import report_images
+
+    return report_images(options, list(paths), output)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    "lock_file",
+    default="kmultiarch.lock",
+    show_default=True,
+    metavar="FILE",
+    help="The lock file to write (or, with --check, to check).",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; list entries whose tag now points to another digest (and, given "
+    "PATHs, images missing from the lock); exit 1 when there is any.",
+)
+@resolver_options
+def lock(options: RunOptions, paths: tuple[str, ...], lock_file: str, check_only: bool) -> int:
+    """Resolve every image of the manifests in PATHs (stdin when none) and write a lock file."""
+    from kmultiarch.commands.lock import lock_images
+
+    return lock_images(options, list(paths), lock_file, check_only)
+
+
 @cli.group()
 def cache() -> None:
     """Show or clear the platform cache."""

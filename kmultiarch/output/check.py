@@ -1,0 +1,237 @@
+"""``kmultiarch check`` output: a text table, JSON, GitHub workflow annotations, SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kmultiarch import __version__
+from kmultiarch.assessment import RULES, CheckResult, PodVerdict, Problem
+from kmultiarch.output import display_path, table
+
+VERDICT_TEXT = {
+    "ok": "ok",
+    "needs-change": "NEEDS CHANGE",
+    "no-common-platform": "NO COMMON PLATFORM",
+    "scheduling-conflict": "CONFLICT",
+    "unresolved": "UNRESOLVED",
+    "skipped": "skipped (annotation)",
+    "excluded": "excluded (policy)",
+}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def summary_line(result: CheckResult) -> str:
+    counts = result.counts()
+    parts = [f"{len(result.pods)} pod specs"]
+    parts += [f"{counts[key]} {key}" for key in VERDICT_TEXT if counts.get(key)]
+    errors = sum(1 for p in result.problems if p.level == "error")
+    warnings = len(result.problems) - errors
+    verdict = "FAILED" if result.failed else "passed"
+    return (
+        f"check {verdict}: {', '.join(parts)}; {_count(errors, 'error')}, "
+        f"{_count(warnings, 'warning')}"
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def format_text(result: CheckResult) -> str:
+    rows: list[tuple[str, ...]] = []
+    for pod in result.pods:
+        verdict = VERDICT_TEXT[pod.verdict]
+        containers = pod.containers or ()
+        if not containers:
+            rows.append((pod.workload, "-", "-", "-", verdict))
+        for position, row in enumerate(containers):
+            platforms = ", ".join(row.platforms) if row.platforms is not None else "?"
+            rows.append(
+                (
+                    pod.workload if position == 0 else "",
+                    row.name or "-",
+                    row.image,
+                    platforms,
+                    verdict if position == 0 else "",
+                )
+            )
+    lines = table(rows, ("WORKLOAD", "CONTAINER", "IMAGE", "PLATFORMS", "VERDICT")) if rows else []
+    if result.problems:
+        lines.append("")
+    for problem in result.problems:
+        lines.append(
+            f"{display_path(problem.source)}:{problem.line}: {problem.level}: {problem.message} "
+            f"[{problem.rule}]"
+        )
+    for name, diff in result.diffs.items():
+        del name
+        lines.append("")
+        lines.append(diff.rstrip("\n"))
+    lines.append("")
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"
+
+
+def format_json(result: CheckResult) -> str:
+    document: dict[str, Any] = {
+        "passed": not result.failed,
+        "summary": {"podSpecs": len(result.pods), **result.counts()},
+        "pods": [_pod_json(pod) for pod in result.pods],
+        "problems": [_problem_json(problem) for problem in result.problems],
+    }
+    if result.diffs:
+        document["diffs"] = {display_path(k): v for k, v in result.diffs.items()}
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _pod_json(pod: PodVerdict) -> dict[str, Any]:
+    return {
+        "source": display_path(pod.source),
+        "line": pod.line,
+        **pod.resource.as_dict(),
+        "fieldPath": pod.field_path,
+        "verdict": pod.verdict,
+        "platforms": list(pod.supported),
+        "changes": list(pod.changes),
+        "problems": list(pod.problems),
+        "containers": [
+            {
+                "name": row.name,
+                "image": row.image,
+                "reference": row.reference,
+                "line": row.line,
+                "platforms": list(row.platforms) if row.platforms is not None else None,
+                "digest": row.digest,
+                "resolvedFrom": row.resolved_from,
+                "error": row.error,
+            }
+            for row in pod.containers
+        ],
+    }
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {
+        "rule": problem.rule,
+        "level": problem.level,
+        "message": problem.message,
+        "source": display_path(problem.source),
+        "line": problem.line,
+        "resource": problem.resource.as_dict(),
+        "fieldPath": problem.field_path,
+        "image": problem.image,
+    }
+
+
+def format_github(result: CheckResult) -> str:
+    """Workflow commands (``::error file=F,line=L,title=T::message``), one per problem, then
+    the diffs and a plain summary line for the log."""
+    lines = []
+    for problem in result.problems:
+        properties = {
+            "file": display_path(problem.source),
+            "line": str(problem.line),
+            "title": f"kmultiarch {problem.rule}",
+        }
+        if problem.source.startswith("<"):
+            del properties["file"], properties["line"]
+        rendered = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
+        lines.append(f"::{problem.level} {rendered}::{_escape_data(problem.message)}")
+    for diff in result.diffs.values():
+        lines.append(diff.rstrip("\n"))
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_sarif(result: CheckResult) -> str:
+    rule_ids = list(RULES)
+    rules = [
+        {
+            "id": rule.id,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": f"{rule.summary}. {rule.help}"},
+            "help": {"text": rule.help},
+            "defaultConfiguration": {
+                "level": "warning" if rule.id == "unresolved-image" else "error"
+            },
+        }
+        for rule in RULES.values()
+    ]
+    results = []
+    for problem in result.problems:
+        location: dict[str, Any] = {
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(problem.source)},
+                "region": {"startLine": problem.line},
+            },
+            "logicalLocations": [
+                {
+                    "fullyQualifiedName": _logical_name(problem),
+                    "kind": "resource",
+                }
+            ],
+        }
+        entry: dict[str, Any] = {
+            "ruleId": problem.rule,
+            "ruleIndex": rule_ids.index(problem.rule),
+            "level": problem.level,
+            "message": {"text": problem.message},
+            "locations": [location],
+            "partialFingerprints": {
+                "kmultiarch/v1": f"{problem.rule}:{_logical_name(problem)}:{problem.image or ''}"
+            },
+        }
+        if problem.image:
+            entry["properties"] = {"image": problem.image}
+        results.append(entry)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kmultiarch",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _uri(source: str) -> str:
+    from urllib.parse import quote
+
+    if source.startswith("<"):
+        return "stdin"
+    return quote(display_path(source), safe="/")
+
+
+def _logical_name(problem: Problem) -> str:
+    resource = problem.resource
+    namespace = f"{resource.namespace}/" if resource.namespace else ""
+    return f"{resource.kind}/{namespace}{resource.name}/{problem.field_path}"
+
+
+FORMATTERS = {
+    "text": format_text,
+    "json": format_json,
+    "github": format_github,
+    "sarif": format_sarif,
+}

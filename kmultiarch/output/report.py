@@ -1,0 +1,269 @@
+"""``kmultiarch report`` output: text, JSON, and one self-contained HTML page."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from kmultiarch import __version__
+from kmultiarch.assessment import ImageEntry, Inventory, WorkloadEntry
+from kmultiarch.output import display_path, table
+
+SUMMARY_LABELS = {
+    "workloads": "workloads (pod specs)",
+    "images": "images",
+    "multi-arch": "multi-arch",
+    "arm64-only": "arm64-only",
+    "amd64-only": "amd64-only",
+    "no-common-platform": "no common platform",
+    "unresolvable": "unresolvable",
+}
+
+
+def summary_items(inventory: Inventory) -> list[tuple[str, str, int]]:
+    """(key, label, count): the fixed counts first, then any other ``<arch>-only``."""
+    counts = inventory.summary()
+    keys = [*SUMMARY_LABELS, *sorted(k for k in counts if k not in SUMMARY_LABELS)]
+    return [(key, SUMMARY_LABELS.get(key, key), counts.get(key, 0)) for key in keys]
+
+
+def format_text(inventory: Inventory, generated: str) -> str:
+    lines = ["Summary"]
+    lines += [f"  {label + ':':<24}{count}" for _, label, count in summary_items(inventory)]
+    lines += ["", "Images"]
+    rows = [
+        (
+            image.reference,
+            _platforms_text(image),
+            ", ".join(dict.fromkeys(use.workload for use in image.used_by)),
+        )
+        for image in inventory.images
+    ]
+    lines += ["  " + line for line in table(rows, ("IMAGE", "PLATFORMS", "USED BY"))]
+    unresolved = [image for image in inventory.images if image.platforms is None]
+    if unresolved:
+        lines += ["", "Unresolved images"]
+        lines += [f"  {image.reference}: {_error_text(image)}" for image in unresolved]
+    lines += ["", "Workloads"]
+    workload_rows = [
+        (
+            workload.workload,
+            workload.category,
+            ", ".join(workload.platforms) or "-",
+            f"{display_path(workload.source)}:{workload.line}",
+        )
+        for workload in inventory.workloads
+    ]
+    lines += [
+        "  " + line for line in table(workload_rows, ("WORKLOAD", "CATEGORY", "RUNS ON", "SOURCE"))
+    ]
+    lines += ["", f"cluster platforms: {', '.join(inventory.cluster)}; generated {generated}"]
+    return "\n".join(lines) + "\n"
+
+
+def _platforms_text(image: ImageEntry) -> str:
+    return "unresolved (see below)" if image.platforms is None else ", ".join(image.platforms)
+
+
+def _error_text(image: ImageEntry) -> str:
+    error = image.error or "unknown error"
+    return error.removeprefix(f"{image.reference}: ")
+
+
+def format_json(inventory: Inventory, generated: str) -> str:
+    document: dict[str, Any] = {
+        "generated": generated,
+        "cluster": list(inventory.cluster),
+        "summary": inventory.summary(),
+        "images": [_image_json(image) for image in inventory.images],
+        "workloads": [_workload_json(workload) for workload in inventory.workloads],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _image_json(image: ImageEntry) -> dict[str, Any]:
+    return {
+        "image": image.reference,
+        "writtenAs": list(image.written_as),
+        "platforms": list(image.platforms) if image.platforms is not None else None,
+        "digest": image.digest,
+        "resolvedFrom": image.resolved_from,
+        "error": image.error,
+        "usedBy": [
+            {
+                **use.resource.as_dict(),
+                "container": use.container,
+                "source": display_path(use.source),
+                "line": use.line,
+            }
+            for use in image.used_by
+        ],
+    }
+
+
+def _workload_json(workload: WorkloadEntry) -> dict[str, Any]:
+    return {
+        **workload.resource.as_dict(),
+        "source": display_path(workload.source),
+        "line": workload.line,
+        "fieldPath": workload.field_path,
+        "category": workload.category,
+        "platforms": list(workload.platforms),
+        "images": list(workload.images),
+        "verdict": workload.verdict,
+    }
+
+
+_CSS = """
+:root { color-scheme: light; --ink: #1f2933; --muted: #616e7c; --line: #d9e2ec;
+  --good: #1f7a4d; --good-bg: #e3f9ee; --warn: #8d5b00; --warn-bg: #fff4d6;
+  --bad: #a61b1b; --bad-bg: #fde8e8; --info: #1c4f8f; --info-bg: #e3efff; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: var(--ink); background: #f5f7fa; }
+header { background: #102a43; color: #fff; padding: 20px 32px; }
+header h1 { margin: 0; font-size: 22px; font-weight: 600; }
+header p { margin: 4px 0 0; color: #bcccdc; font-size: 13px; }
+main { padding: 24px 32px 40px; max-width: 1400px; }
+h2 { font-size: 17px; margin: 28px 0 10px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px;
+  min-width: 150px; }
+.card .count { font-size: 28px; font-weight: 700; }
+.card .label { color: var(--muted); font-size: 12px; text-transform: uppercase;
+  letter-spacing: .04em; }
+.card.good .count { color: var(--good); } .card.warn .count { color: var(--warn); }
+.card.bad .count { color: var(--bad); }
+table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line);
+  border-radius: 8px; overflow: hidden; }
+th, td { text-align: left; padding: 8px 12px; border-bottom: 1px solid var(--line);
+  vertical-align: top; }
+th { background: #f0f4f8; font-size: 12px; text-transform: uppercase; letter-spacing: .04em;
+  color: var(--muted); }
+tr:last-child td { border-bottom: none; }
+code { font: 12.5px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+  word-break: break-all; }
+.badge { display: inline-block; padding: 1px 8px; margin: 1px 2px 1px 0; border-radius: 10px;
+  font-size: 12px; background: var(--info-bg); color: var(--info); white-space: nowrap; }
+.badge.good { background: var(--good-bg); color: var(--good); }
+.badge.warn { background: var(--warn-bg); color: var(--warn); }
+.badge.bad { background: var(--bad-bg); color: var(--bad); }
+.muted { color: var(--muted); font-size: 12px; }
+ul.uses { margin: 0; padding-left: 16px; }
+"""
+
+_CATEGORY_TONE = {
+    "multi-arch": "good",
+    "unresolvable": "bad",
+    "no-common-platform": "bad",
+}
+_VERDICT_TONE = {
+    "ok": "good",
+    "needs-change": "warn",
+    "no-common-platform": "bad",
+    "scheduling-conflict": "bad",
+    "unresolved": "bad",
+}
+
+
+def format_html(inventory: Inventory, generated: str) -> str:
+    """One page, inline CSS, no script and no external resource."""
+    cards = "".join(
+        f'<div class="card {_card_tone(key, count)}" data-key="{escape(key)}">'
+        f'<div class="count">{count}</div><div class="label">{escape(label)}</div></div>'
+        for key, label, count in summary_items(inventory)
+    )
+    image_rows = "".join(_image_row(image) for image in inventory.images)
+    workload_rows = "".join(_workload_row(workload) for workload in inventory.workloads)
+    cluster = ", ".join(inventory.cluster)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="kmultiarch {escape(__version__)}">
+<title>kmultiarch report</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<header>
+<h1>kmultiarch: image platforms report</h1>
+<p>Cluster platforms: {escape(cluster)} &middot; generated {escape(generated)}</p>
+</header>
+<main>
+<h2>Summary</h2>
+<section class="cards" id="summary">{cards}</section>
+<h2>Images ({len(inventory.images)})</h2>
+<table id="images">
+<thead><tr><th>Image</th><th>Platforms</th><th>Digest</th><th>Used by</th></tr></thead>
+<tbody>{image_rows}</tbody>
+</table>
+<h2>Workloads ({len(inventory.workloads)})</h2>
+<table id="workloads">
+<thead><tr><th>Workload</th><th>Category</th><th>Runs on</th><th>Verdict</th><th>Images</th>
+<th>Source</th></tr></thead>
+<tbody>{workload_rows}</tbody>
+</table>
+</main>
+</body>
+</html>
+"""
+
+
+def _card_tone(key: str, count: int) -> str:
+    if key in ("unresolvable", "no-common-platform") and count:
+        return "bad"
+    if key.endswith("-only") and count:
+        return "warn"
+    if key == "multi-arch" and count:
+        return "good"
+    return ""
+
+
+def _image_row(image: ImageEntry) -> str:
+    if image.platforms is None:
+        platforms = (
+            f'<span class="badge bad">unresolved</span> '
+            f'<span class="muted">{escape(_error_text(image))}</span>'
+        )
+    else:
+        platforms = "".join(f'<span class="badge">{escape(p)}</span>' for p in image.platforms)
+    source = (
+        f' <span class="muted">({escape(image.resolved_from)})</span>'
+        if (image.resolved_from)
+        else ""
+    )
+    digest = f"<code>{escape(image.digest[:19])}&hellip;</code>" if image.digest else "-"
+    uses = "".join(
+        f'<li>{escape(use.workload)} <span class="muted">{escape(use.container)}</span></li>'
+        for use in image.used_by
+    )
+    return (
+        f'<tr class="image"><td><code>{escape(image.reference)}</code></td>'
+        f"<td>{platforms}{source}</td><td>{digest}</td>"
+        f'<td><ul class="uses">{uses}</ul></td></tr>'
+    )
+
+
+def _workload_row(workload: WorkloadEntry) -> str:
+    tone = _CATEGORY_TONE.get(
+        workload.category, "warn" if workload.category.endswith("-only") else ""
+    )
+    platforms = (
+        "".join(f'<span class="badge">{escape(p)}</span>' for p in workload.platforms)
+        or '<span class="muted">-</span>'
+    )
+    verdict_tone = _VERDICT_TONE.get(workload.verdict, "")
+    images = "<br>".join(f"<code>{escape(image)}</code>" for image in workload.images)
+    return (
+        f'<tr class="workload"><td>{escape(workload.workload)}</td>'
+        f'<td><span class="badge {tone}">{escape(workload.category)}</span></td>'
+        f"<td>{platforms}</td>"
+        f'<td><span class="badge {verdict_tone}">{escape(workload.verdict)}</span></td>'
+        f"<td>{images}</td>"
+        f"<td><code>{escape(display_path(workload.source))}:{workload.line}</code></td></tr>"
+    )
+
+
+FORMATTERS = {"text": format_text, "json": format_json, "html": format_html}
