@@ -88,9 +88,13 @@ def test_no_common_platform_fails_whatever_the_failure_policy(
     policy = write_policy(tmp_path / "policy.yaml", registry, {"failurePolicy": "Ignore"})
     manifest = write(
         tmp_path / "mixed.yaml",
-        deployment("mixed", [image(registry, "single-oci-arm64"), image(registry, "amd64-only-index")]),
+        deployment(
+            "mixed", [image(registry, "single-oci-arm64"), image(registry, "amd64-only-index")]
+        ),
     )
-    result = run_kmultiarch(["check", "--config", str(policy), str(manifest), "-o", "json"], env=env)
+    result = run_kmultiarch(
+        ["check", "--config", str(policy), str(manifest), "-o", "json"], env=env
+    )
     assert result.returncode == 1, result.stderr
     report = result.json()
     assert report["passed"] is False
@@ -126,9 +130,7 @@ def test_github_annotations_name_file_and_line(
         deployment("web", [image(registry, "multiarch-docker")]),
     )
     env = clean_env(tmp_path, {"GITHUB_ACTIONS": "true"})
-    result = run_kmultiarch(
-        ["check", "--config", str(policy), "web.yaml"], env=env, cwd=tmp_path
-    )
+    result = run_kmultiarch(["check", "--config", str(policy), "web.yaml"], env=env, cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::")]
     spec_line = line_of(manifest.read_text(), "    spec:", 2)
