@@ -33,16 +33,46 @@ EXIT_UNEXPECTED = 3
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+#: Every warning, error and summary line is also appended to the file this names: for tools
+#: that hide a plugin's stderr (Helm 4 post-renderers; kustomize plugins when they succeed).
+WARNINGS_FILE_ENV = "KMULTIARCH_WARNINGS_FILE"
+_warnings_file_broken = False
+
+
 def warn(message: str) -> None:
-    click.echo(f"kmultiarch: warning: {message}", err=True)
+    _report(f"kmultiarch: warning: {message}")
 
 
 def fail(message: str) -> None:
-    click.echo(f"kmultiarch: error: {message}", err=True)
+    _report(f"kmultiarch: error: {message}")
 
 
 def note(message: str) -> None:
-    click.echo(f"kmultiarch: {message}", err=True)
+    _report(f"kmultiarch: {message}")
+
+
+def _report(line: str) -> None:
+    click.echo(line, err=True)
+    append_to_warnings_file(line)
+
+
+def append_to_warnings_file(line: str) -> None:
+    """Append ``line`` to ``$KMULTIARCH_WARNINGS_FILE`` when it is set. A file that cannot be
+    written is said once on stderr; it never fails the run."""
+    global _warnings_file_broken  # noqa: PLW0603 - one process, one file, one complaint
+    path = os.environ.get(WARNINGS_FILE_ENV)
+    if not path or _warnings_file_broken:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(line.rstrip("\n") + "\n")
+    except OSError as exc:
+        _warnings_file_broken = True
+        click.echo(
+            f"kmultiarch: warning: cannot append to ${WARNINGS_FILE_ENV} ({path}): "
+            f"{exc.strerror or exc}",
+            err=True,
+        )
 
 
 @dataclass
@@ -286,6 +316,20 @@ def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
     return krm_function(options, list(arguments))
 
 
+@cli.command(
+    "helm-postrender",
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def helm_postrender(arguments: tuple[str, ...]) -> int:
+    """Helm 4 post-renderer (run by plugin/helm): `mutate` on stdin. Helm 4 hides a
+    post-renderer's stderr, so a failure is reported as a document Helm refuses, whose file name
+    is the error message: Helm fails and shows it. ARGUMENTS are mutate's options."""
+    from kmultiarch.commands.helm import helm_postrender as run_postrender
+
+    return run_postrender(list(arguments))
+
+
 _SKIP_NON_MANIFESTS = click.option(
     "--skip-non-manifests",
     is_flag=True,
@@ -417,6 +461,7 @@ def run(argv: list[str]) -> int:
         return int(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
+        append_to_warnings_file(f"kmultiarch: error: {exc.format_message()}")
         return 2
     except click.exceptions.Abort:
         fail("aborted")

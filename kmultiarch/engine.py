@@ -311,7 +311,7 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
             if reason is None:
                 continue
             consequence = (
-                "left unchanged"
+                "is left unchanged"
                 if severity == "warning"
                 else "cannot be decided (failurePolicy: Fail)"
             )
@@ -319,7 +319,7 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
                 Finding(
                     severity,
                     f"image {image.container.image!r} of container {image.container.name!r} could "
-                    f"not be resolved: {_strip_prefix(reason, image)}; the pod is {consequence}",
+                    f"not be resolved: {_strip_prefix(reason, image)}; the pod {consequence}",
                     field_path=format_field_path((*image.container.path, "image")),
                     image=image.container.image,
                     **base,

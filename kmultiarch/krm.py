@@ -9,8 +9,9 @@ summarises the run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kmultiarch.engine import EngineResult, Finding, InputSource, Resolve, run_documents, summarise
@@ -43,6 +44,8 @@ _CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"
 class FunctionOutput:
     text: str
     exit_code: int
+    #: The results this run added (also in ``text``), for the adapter to echo on stderr.
+    results: list[dict[str, Any]] = field(default_factory=list)
 
 
 def read_resource_list(text: str) -> SourceDocument:
@@ -62,23 +65,25 @@ def read_resource_list(text: str) -> SourceDocument:
     return documents[0]
 
 
-def policy_from_function_config(config: object, source: str = "functionConfig") -> Policy:
+def policy_from_function_config(
+    config: object, source: str = "functionConfig", *, base_dir: Path | None = None
+) -> Policy:
     """A MultiArchPolicy, a ConfigMap with string data, or nothing (the defaults)."""
     if config is None:
         return Policy()
     if not isinstance(config, Mapping):
         raise PolicyError(f"{source}: expected a MultiArchPolicy or a ConfigMap")
     if config.get("kind") == KIND:
-        return policy_from_object(config, source)
+        return policy_from_object(config, source, base_dir=base_dir)
     if config.get("kind") == "ConfigMap":
-        return policy_from_configmap(config.get("data"), source)
+        return policy_from_configmap(config.get("data"), source, base_dir=base_dir)
     raise PolicyError(
         f"{source}: expected apiVersion: {API_VERSION}, kind: {KIND}, or a ConfigMap; got "
         f"kind {config.get('kind')!r}"
     )
 
 
-def policy_from_configmap(data: object, source: str) -> Policy:
+def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = None) -> Policy:
     import yaml
 
     if data is None:
@@ -108,7 +113,18 @@ def policy_from_configmap(data: object, source: str) -> Policy:
             raise PolicyError(f"{source}: data.{key}: unknown key (known keys: {', '.join(known)})")
     if exclude:
         spec["exclude"] = exclude
-    return policy_from_spec(spec, source)
+    try:
+        return policy_from_spec(spec, source, base_dir=base_dir)
+    except PolicyError as exc:
+        # The spec was built from ``data``: name the key the user wrote.
+        raise PolicyError(_spec_path_to_data_path(str(exc), source)) from exc
+
+
+def _spec_path_to_data_path(message: str, source: str) -> str:
+    for data_key, spec_key in _CONFIGMAP_EXCLUDE.items():
+        spec_path, data_path = f"{source}: spec.exclude.{spec_key}", f"{source}: data.{data_key}"
+        message = message.replace(spec_path, data_path)
+    return message.replace(f"{source}: spec.", f"{source}: data.", 1)
 
 
 def _comma_list(value: str) -> list[str]:
@@ -116,7 +132,10 @@ def _comma_list(value: str) -> list[str]:
 
 
 def run_function(
-    text: str, resolve_factory: Any, *, policy_override: Policy | None = None
+    text: str,
+    resolve_factory: Callable[[Policy], Resolve],
+    *,
+    policy_override: Policy | None = None,
 ) -> FunctionOutput:
     """Process a ResourceList. ``resolve_factory(policy)`` returns the resolve function."""
     document = read_resource_list(text)
@@ -126,10 +145,10 @@ def run_function(
         policy = policy_override or policy_from_function_config(value.get("functionConfig"))
     except PolicyError as exc:
         results = [{"message": str(exc), "severity": "error"}]
-        return FunctionOutput(_with_results(document, results), 1)
+        return FunctionOutput(_with_results(document, results), 1, results)
     if not isinstance(value.get("items", []), list):
         results = [{"message": "items: expected a list of resources", "severity": "error"}]
-        return FunctionOutput(_with_results(document, results), 1)
+        return FunctionOutput(_with_results(document, results), 1, results)
     resolve: Resolve = resolve_factory(policy)
     result = run_documents(
         [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False
@@ -143,7 +162,7 @@ def run_function(
         outcome.operations.clear()
     outcome.operations.append(_results_operation(value, results))
     result.apply_edits()
-    return FunctionOutput(result.output_of(STDIN), 1 if failed else 0)
+    return FunctionOutput(result.output_of(STDIN), 1 if failed else 0, results)
 
 
 def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:

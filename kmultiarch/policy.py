@@ -142,8 +142,9 @@ def parse_policy_text(text: str, source: str) -> Policy:
     return policy_from_object(document, source)
 
 
-def policy_from_object(document: object, source: str) -> Policy:
-    """Validate a MultiArchPolicy object (already parsed) and build the Policy."""
+def policy_from_object(document: object, source: str, *, base_dir: Path | None = None) -> Policy:
+    """Validate a MultiArchPolicy object (already parsed) and build the Policy. Relative paths
+    in it are relative to ``base_dir``, else to the directory of the file ``source`` names."""
     if not isinstance(document, Mapping):
         raise PolicyError(f"{source}: expected a MultiArchPolicy object (a YAML mapping)")
     _check_keys(document, {"apiVersion", "kind", "metadata", "spec"}, "", source)
@@ -157,7 +158,7 @@ def policy_from_object(document: object, source: str) -> Policy:
         spec = {}
     if not isinstance(spec, Mapping):
         raise PolicyError(f"{source}: spec: expected a mapping")
-    return policy_from_spec(spec, source)
+    return policy_from_spec(spec, source, base_dir=base_dir)
 
 
 SPEC_KEYS = frozenset(
@@ -174,7 +175,9 @@ SPEC_KEYS = frozenset(
 )
 
 
-def policy_from_spec(spec: Mapping[str, object], source: str) -> Policy:
+def policy_from_spec(
+    spec: Mapping[str, object], source: str, *, base_dir: Path | None = None
+) -> Policy:
     _check_keys(spec, SPEC_KEYS, "spec", source)
     defaults = Policy()
     platforms = defaults.platforms
@@ -203,16 +206,20 @@ def policy_from_spec(spec: Mapping[str, object], source: str) -> Policy:
         failure_policy=cast(FailurePolicy, failure_policy),
         overrides=_overrides(spec.get("overrides"), source),
         exclude=_exclusions(spec.get("exclude"), source),
-        registries=_registries(spec.get("registries"), source),
-        lock=_relative_to(source, lock) if lock else None,
+        registries=_registries(spec.get("registries"), source, base_dir),
+        lock=_relative_to(source, lock, base_dir) if lock else None,
         source=source,
     )
 
 
-def _relative_to(source: str, path: str) -> Path:
+def _relative_to(source: str, path: str, base_dir: Path | None = None) -> Path:
     """Paths in a policy file are relative to the file, as kustomize does."""
     candidate = Path(path).expanduser()
-    if candidate.is_absolute() or source.startswith("("):
+    if candidate.is_absolute():
+        return candidate
+    if base_dir is not None:
+        return base_dir.resolve() / candidate
+    if source.startswith("("):
         return candidate
     return Path(source).resolve().parent / candidate
 
@@ -347,7 +354,9 @@ def _exclusions(value: object, source: str) -> Exclusions:
     return Exclusions(lists["namespaces"], lists["kinds"])
 
 
-def _registries(value: object, source: str) -> dict[str, RegistrySettings]:
+def _registries(
+    value: object, source: str, base_dir: Path | None = None
+) -> dict[str, RegistrySettings]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -379,7 +388,7 @@ def _registries(value: object, source: str) -> dict[str, RegistrySettings]:
         ca = entry.get("ca")
         if ca is not None and not isinstance(ca, str):
             raise PolicyError(f"{source}: {where}.ca: expected a path to a PEM CA bundle")
-        ca_path = _relative_to(source, ca) if ca else None
+        ca_path = _relative_to(source, ca, base_dir) if ca else None
         if ca_path is not None and not ca_path.is_file():
             raise PolicyError(f"{source}: {where}.ca: CA bundle {ca_path} not found")
         normalised = "docker.io" if host in ("index.docker.io", "registry-1.docker.io") else host

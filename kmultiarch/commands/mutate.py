@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from kmultiarch.engine import EngineResult, run, summarise
-from kmultiarch.inputs import collect_inputs, write_atomically
+from kmultiarch.engine import EngineResult, Finding, run, summarise
+from kmultiarch.inputs import STDIN_NAME, collect_inputs, write_atomically
 from kmultiarch.reference import ImageRef
 
 if TYPE_CHECKING:
@@ -62,11 +64,41 @@ def report_findings(result: EngineResult, options: RunOptions) -> None:
     from kmultiarch.cli import fail, warn
 
     for finding in result.findings:
-        line = f"{finding.location()}: {finding.message}"
+        line = f"{finding_location(result, finding)}: {finding.message}"
         if finding.severity == "error":
             fail(line)
         elif not options.quiet:
             warn(line)
+
+
+#: Helm 4 names each post-rendered document's template in this annotation; Helm 3 and
+#: ``helm template`` write a ``# Source: <template>`` comment before each document.
+HELM_FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
+_HELM_SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
+
+
+def finding_location(result: EngineResult, finding: Finding) -> str:
+    """Where a finding is: ``FILE:LINE: Kind name``; for a Helm stream on stdin, the chart
+    template it came from instead of ``<stdin>:LINE``."""
+    if finding.source == STDIN_NAME and finding.document_index is not None:
+        template = helm_template_of(result, finding.source, finding.document_index)
+        if template:
+            return replace(finding, source=template, line=None).location()
+    return finding.location()
+
+
+def helm_template_of(result: EngineResult, source: str, index: int) -> str | None:
+    outcomes = result.documents.get(source, [])
+    if index >= len(outcomes):
+        return None
+    document = outcomes[index].document
+    value = document.value
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if isinstance(annotations, dict) and isinstance(annotations.get(HELM_FILENAME_ANNOTATION), str):
+        return str(annotations[HELM_FILENAME_ANNOTATION])
+    match = _HELM_SOURCE_COMMENT.search(document.text)
+    return match.group(1) if match else None
 
 
 def mutate(options: RunOptions, paths: list[str], output: str, in_place: bool) -> int:
