@@ -143,7 +143,8 @@ th { background: #f0f4f8; font-size: 12px; text-transform: uppercase; letter-spa
   color: var(--muted); }
 tr:last-child td { border-bottom: none; }
 code { font: 12.5px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
-  word-break: break-all; }
+  overflow-wrap: anywhere; }
+#images td:first-child, #workloads td:nth-child(5) { min-width: 240px; }
 .badge { display: inline-block; padding: 1px 8px; margin: 1px 2px 1px 0; border-radius: 10px;
   font-size: 12px; background: var(--info-bg); color: var(--info); white-space: nowrap; }
 .badge.good { background: var(--good-bg); color: var(--good); }
