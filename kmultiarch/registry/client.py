@@ -167,6 +167,8 @@ class RegistryClient:
     async def __aenter__(self) -> RegistryClient:
         import httpx
 
+        from kmultiarch.registry.transport import LazyTransport
+
         timeout = httpx.Timeout(
             self.settings.read_timeout, connect=self.settings.connect_timeout, pool=None
         )
@@ -178,17 +180,16 @@ class RegistryClient:
             for registry, registry_settings in self.registries.items():
                 if registry_settings.ca is None:
                     continue
-                context = _ssl_context(registry_settings)
                 for endpoint in endpoints_for(registry, registry_settings):
                     if endpoint.base_url.startswith("https://") and not endpoint.is_mirror:
-                        mounts[f"https://{endpoint.host}"] = httpx.AsyncHTTPTransport(
-                            verify=context, limits=limits
+                        mounts[f"https://{endpoint.host}"] = LazyTransport(
+                            limits, ca_settings=registry_settings
                         )
         self._client = httpx.AsyncClient(
             timeout=timeout,
             limits=limits,
             follow_redirects=False,
-            transport=self._transport,
+            transport=self._transport or LazyTransport(limits),
             mounts=mounts or None,
             headers={"User-Agent": _user_agent()},
             trust_env=True,
@@ -733,7 +734,7 @@ def _describe_transport_error(exc: Exception) -> str:
     return f"{name}: {text}" if text else name
 
 
-def _ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
+def ssl_context_for(settings: RegistrySettings) -> ssl.SSLContext:
     import certifi
 
     context = ssl.create_default_context(cafile=certifi.where())

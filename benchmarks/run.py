@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""kmultiarch benchmarks: one command, real registry, numbers side by side.
+
+    python3 benchmarks/run.py [--rtt 0.05] [--repeat 3] [--skip-large]
+
+Starts Debian's docker-registry on 127.0.0.1 behind a proxy adding --rtt seconds per round trip,
+seeds 100 images (half multi-arch OCI indexes with attestations, half single-platform Docker
+manifests), generates rendered streams, and times in the same run:
+- cold (30 images / 60 Deployments through the proxy): the seed's one-liner (`docker manifest
+  inspect` per unique image in sequence), `skopeo inspect --raw` per image, a naive sequential
+  Python resolver, and kmultiarch with a cold cache, a warm cache, and after the tag TTL;
+- warm (2,000 resources / 100 images, 0.75 MB): kmultiarch vs a ruamel.yaml round trip;
+- start-up: `kmultiarch --version` vs `python -c pass`;
+- 20,000 resources (7.5 MB): kmultiarch warm time and peak memory.
+Prints medians, ratios and the registry requests kmultiarch made (from the registry's own log),
+checks the targets of issue 6, and writes benchmarks/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from streams import deployments_only, mixed_stream  # noqa: E402
+from support.latency_proxy import LatencyProxy  # noqa: E402
+from support.registry import RegistryServer  # noqa: E402
+from support.seed import (  # noqa: E402
+    DOCKER_MANIFEST_LIST,
+    IndexEntry,
+    PlatformSpec,
+    Seeder,
+    attestation_entry,
+    docker_image,
+    index,
+    oci_image,
+)
+
+AMD64 = PlatformSpec("linux", "amd64")
+ARM64 = PlatformSpec("linux", "arm64", "v8")
+IMAGES = 100
+COLD_IMAGES = 30
+
+
+def measured(command: Sequence[str], *, env: dict[str, str] | None = None,
+             stdin: Path | None = None) -> tuple[float, int, str]:
+    """Run a command; return (wall seconds, peak RSS in KiB, stderr)."""
+    stdin_file = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdin=stdin_file, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if stdin:
+        stdin_file.close()  # type: ignore[union-attr]
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}: {stderr[-2000:]}")
+    return elapsed, usage.ru_maxrss, stderr
+
+
+def median_of(repeat: int, run: Callable[[], float]) -> float:
+    return statistics.median(run() for _ in range(repeat))
+
+
+def seed(server: RegistryServer) -> list[str]:
+    """100 repositories; even ones multi-arch indexes with attestations, odd single-platform."""
+    repositories = []
+    with server.client() as client:
+        seeder = Seeder(client)
+        for number in range(IMAGES):
+            repository = f"bench/img-{number:02d}"
+            label = f"bench-{number}"
+            if number % 2 == 0:
+                images = [(oci_image(p, label), p) for p in (AMD64, ARM64)]
+                manifest = index([IndexEntry(i, p) for i, p in images]
+                                 + [attestation_entry(i) for i, _ in images])
+            else:
+                manifest = docker_image(AMD64, label)
+            seeder.push_manifest(repository, manifest, "1.0")
+            repositories.append(repository)
+    assert DOCKER_MANIFEST_LIST  # imported for completeness of the catalogue's media types
+    return repositories
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rtt", type=float, default=0.05)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-large", action="store_true", help="skip the 20,000 resources run")
+    args = parser.parse_args()
+    for tool in ("docker-registry", "docker", "skopeo", "kmultiarch"):
+        if shutil.which(tool) is None:
+            print(f"benchmarks: {tool} is not installed (scripts/install-tools, pip install -e .)",
+                  file=sys.stderr)
+            return 2
+
+    work = Path(tempfile.mkdtemp(prefix="kmultiarch-bench-"))
+    results: dict[str, object] = {"rtt": args.rtt, "repeat": args.repeat}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KMULTIARCH_", "DOCKER_"))}
+    env.update(HOME=str(work / "home"), NO_PROXY="*", DOCKER_CONFIG=str(work / "docker"))
+    try:
+        with RegistryServer(work / "registry") as server:
+            print(f"seeding {IMAGES} images ...", file=sys.stderr)
+            repositories = seed(server)
+            host, port = server.host.split(":")
+            with LatencyProxy(host, int(port), args.rtt) as proxy:
+                cold = cold_benchmarks(server, proxy, repositories, work, env, args)
+                results["cold"] = cold
+            results["warm"] = warm_benchmarks(server, repositories, work, env, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    results["startup"] = startup_benchmark(env, args)
+    report(results)
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def cold_benchmarks(server: RegistryServer, proxy: LatencyProxy, repositories: list[str],
+                    work: Path, env: dict[str, str], args: argparse.Namespace
+                    ) -> dict[str, object]:
+    images = [f"{proxy.host}/{repository}:1.0" for repository in repositories[:COLD_IMAGES]]
+    stream = work / "cold.yaml"
+    stream.write_text(deployments_only(2 * COLD_IMAGES, images))
+    timings: dict[str, float] = {}
+    print("cold: docker manifest inspect ...", file=sys.stderr)
+    loop = " ; ".join(f"docker manifest inspect --insecure {image} >/dev/null" for image in images)
+    timings["docker manifest inspect (sequential)"] = median_of(
+        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0])
+    print("cold: skopeo ...", file=sys.stderr)
+    loop = " ; ".join(f"skopeo inspect --raw --tls-verify=false docker://{image} >/dev/null"
+                      for image in images)
+    timings["skopeo inspect --raw (sequential)"] = median_of(
+        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0])
+    print("cold: naive python ...", file=sys.stderr)
+    naive = [sys.executable, str(ROOT / "benchmarks" / "naive_resolver.py"), *images]
+    timings["naive sequential Python"] = median_of(args.repeat,
+                                                   lambda: measured(naive, env=env)[0])
+
+    requests: dict[str, dict[str, int]] = {}
+
+    def kmultiarch(label: str, cache: Path, *extra: str) -> float:
+        mark = server.mark()
+        elapsed, _, _ = measured(["kmultiarch", "mutate", "--cache-dir", str(cache), *extra,
+                                  str(stream)], env=env)
+        counted: dict[str, int] = {}
+        for method, path, _status in mark.requests():
+            kind = "token" if "token" in path else (
+                "blob" if "/blobs/" in path else "manifest" if "/manifests/" in path else "other")
+            counted[f"{method} {kind}"] = counted.get(f"{method} {kind}", 0) + 1
+        requests[label] = counted
+        return elapsed
+
+    print("cold: kmultiarch ...", file=sys.stderr)
+    cold_runs, warm_runs, expired_runs = [], [], []
+    for attempt in range(args.repeat):
+        cache = work / f"cache-{attempt}"
+        cold_runs.append(kmultiarch("cold cache", cache))
+        warm_runs.append(kmultiarch("warm cache", cache))
+        expired_runs.append(kmultiarch("after TTL", cache, "--cache-ttl", "0"))
+    timings["kmultiarch, cold cache"] = statistics.median(cold_runs)
+    timings["kmultiarch, warm cache"] = statistics.median(warm_runs)
+    timings["kmultiarch, after tag TTL"] = statistics.median(expired_runs)
+    return {"images": len(images), "resources": 2 * len(images), "timings": timings,
+            "requests": requests}
+
+
+def warm_benchmarks(server: RegistryServer, repositories: list[str], work: Path,
+                    env: dict[str, str], args: argparse.Namespace) -> dict[str, object]:
+    images = [f"{server.host}/{repository}:1.0" for repository in repositories]
+    cache = work / "warm-cache"
+    results: dict[str, object] = {}
+    sizes = [2000] if args.skip_large else [2000, 20000]
+    for resources in sizes:
+        stream = work / f"stream-{resources}.yaml"
+        stream.write_text(mixed_stream(resources, images))
+        measured(["kmultiarch", "mutate", "--cache-dir", str(cache), str(stream)], env=env)
+        print(f"warm: {resources} resources ...", file=sys.stderr)
+        runs = [measured(["kmultiarch", "mutate", "--cache-dir", str(cache), str(stream)],
+                         env=env) for _ in range(args.repeat)]
+        entry: dict[str, float] = {
+            "bytes": stream.stat().st_size,
+            "kmultiarch warm": statistics.median(r[0] for r in runs),
+            "kmultiarch peak RSS MB": max(r[1] for r in runs) / 1024,
+        }
+        if resources == 2000:
+            ruamel = [sys.executable, "-c", (
+                "import sys, io\nfrom ruamel.yaml import YAML\n"
+                "y = YAML(); y.preserve_quotes = True\n"
+                "docs = list(y.load_all(open(sys.argv[1])))\n"
+                "y.dump_all(docs, io.StringIO())\n"), str(stream)]
+            entry["ruamel round trip"] = median_of(args.repeat,
+                                                   lambda: measured(ruamel, env=env)[0])
+            libyaml = [sys.executable, "-c", (
+                "import sys, yaml\n"
+                "list(yaml.compose_all(open(sys.argv[1]).read(), Loader=yaml.CSafeLoader))\n"),
+                str(stream)]
+            entry["libyaml compose"] = median_of(args.repeat,
+                                                 lambda: measured(libyaml, env=env)[0])
+        results[str(resources)] = entry
+    return results
+
+
+def startup_benchmark(env: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
+    runs = max(10, args.repeat * 5)
+    python = median_of(runs, lambda: measured([sys.executable, "-c", "pass"], env=env)[0])
+    version = median_of(runs, lambda: measured(["kmultiarch", "--version"], env=env)[0])
+    return {"python -c pass": python, "kmultiarch --version": version}
+
+
+def report(results: dict[str, object]) -> None:
+    rtt = float(results["rtt"])  # type: ignore[arg-type]
+    cold = results["cold"]
+    assert isinstance(cold, dict)
+    timings: dict[str, float] = cold["timings"]
+    baseline = timings["docker manifest inspect (sequential)"]
+    print(f"\n### Cold: {cold['images']} images, {cold['resources']} Deployments, "
+          f"{rtt * 1000:.0f} ms RTT\n")
+    print("| tool | median | vs docker manifest inspect |")
+    print("|---|---:|---:|")
+    for name, seconds in timings.items():
+        print(f"| {name} | {seconds:.2f} s | {seconds / baseline:.3f}x |")
+    warm_time = timings["kmultiarch, warm cache"]
+    above = (timings["kmultiarch, cold cache"] - warm_time) / rtt
+    print(f"\ncold minus warm: {above:.1f} round trips")
+    print("\nregistry requests made by kmultiarch (from the registry's access log):\n")
+    for label, counted in cold["requests"].items():
+        described = ", ".join(f"{n} {kind}" for kind, n in sorted(counted.items())) or "none"
+        print(f"- {label}: {described}")
+    warm = results["warm"]
+    assert isinstance(warm, dict)
+    print("\n### Warm cache\n")
+    print("| stream | size | kmultiarch | peak RSS | ruamel round trip | ratio | libyaml compose |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for resources, entry in warm.items():
+        ruamel = entry.get("ruamel round trip")
+        ratio = f"{entry['kmultiarch warm'] / ruamel:.3f}x" if ruamel else "-"
+        libyaml = entry.get("libyaml compose")
+        print(f"| {int(resources):,} resources | {entry['bytes'] / 1e6:.2f} MB | "
+              f"{entry['kmultiarch warm']:.2f} s | {entry['kmultiarch peak RSS MB']:.0f} MB | "
+              f"{f'{ruamel:.2f} s' if ruamel else '-'} | {ratio} | "
+              f"{f'{libyaml:.2f} s' if libyaml else '-'} |")
+    startup = results["startup"]
+    assert isinstance(startup, dict)
+    overhead = startup["kmultiarch --version"] - startup["python -c pass"]
+    print(f"\n### Start-up\n\n`kmultiarch --version` {startup['kmultiarch --version']:.3f} s, "
+          f"`python -c pass` {startup['python -c pass']:.3f} s: +{overhead:.3f} s\n")
+    targets = [
+        ("cold <= 0.03x the one-liner", timings["kmultiarch, cold cache"] / baseline <= 0.03),
+        ("cold <= 4 round trips above warm", above <= 4),
+        ("warm 2,000 <= 0.2x ruamel round trip",
+         warm["2000"]["kmultiarch warm"] / warm["2000"]["ruamel round trip"] <= 0.2),
+        ("start-up within 0.15 s of python -c pass", overhead <= 0.15),
+    ]
+    if "20000" in warm:
+        targets.append(("20,000 resources warm < 10 s", warm["20000"]["kmultiarch warm"] < 10))
+        targets.append(("20,000 resources peak < 600 MB",
+                        warm["20000"]["kmultiarch peak RSS MB"] < 600))
+    print("### Targets (issue 6)\n")
+    for name, met in targets:
+        print(f"- [{'x' if met else ' '}] {name}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
