@@ -130,6 +130,7 @@ class CheckResult:
     pods: list[PodVerdict]
     problems: list[Problem]
     diffs: dict[str, str] = field(default_factory=dict)
+    cluster: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -153,7 +154,7 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
         pods.append(verdict)
         problems.extend(_problems(pod, verdict, unresolved_level))
     diffs = unified_diffs(result) if with_diff else {}
-    return CheckResult(pods, problems, diffs)
+    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
 
 
 def unified_diffs(result: EngineResult) -> dict[str, str]:

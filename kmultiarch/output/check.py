@@ -46,7 +46,7 @@ def format_text(result: CheckResult) -> str:
         if not containers:
             rows.append((pod.workload, "-", "-", "-", verdict))
         for position, row in enumerate(containers):
-            platforms = ", ".join(row.platforms) if row.platforms is not None else "?"
+            platforms = _cluster_platforms(row.platforms, result.cluster)
             rows.append(
                 (
                     pod.workload if position == 0 else "",
@@ -71,6 +71,16 @@ def format_text(result: CheckResult) -> str:
     lines.append("")
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
+
+
+def _cluster_platforms(platforms: tuple[str, ...] | None, cluster: tuple[str, ...]) -> str:
+    """The image's platforms that the cluster has, and how many others (JSON lists them all)."""
+    if platforms is None:
+        return "?"
+    shown = [p for p in platforms if p in cluster] if cluster else list(platforms)
+    others = len(platforms) - len(shown)
+    text = ", ".join(shown) or "none of the cluster's"
+    return f"{text} (+{others} more)" if others else text
 
 
 def format_json(result: CheckResult) -> str:

@@ -35,12 +35,12 @@ def format_text(inventory: Inventory, generated: str) -> str:
     rows = [
         (
             image.reference,
-            _platforms_text(image),
             ", ".join(dict.fromkeys(use.workload for use in image.used_by)),
+            _platforms_text(image),
         )
         for image in inventory.images
     ]
-    lines += ["  " + line for line in table(rows, ("IMAGE", "PLATFORMS", "USED BY"))]
+    lines += ["  " + line for line in table(rows, ("IMAGE", "USED BY", "PLATFORMS"))]
     unresolved = [image for image in inventory.images if image.platforms is None]
     if unresolved:
         lines += ["", "Unresolved images"]
