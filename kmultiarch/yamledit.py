@@ -33,7 +33,12 @@ from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNo
 from yaml.resolver import Resolver
 
 from kmultiarch.errors import ManifestStreamError
-from kmultiarch.yamlstream import SourceDocument, read_stream
+from kmultiarch.yamlstream import (
+    SourceDocument,
+    cyclic_gc_paused,
+    has_exotic_line_breaks,
+    read_stream,
+)
 
 __all__ = [
     "apply_operations",
@@ -47,7 +52,6 @@ OperationKind = Literal["add", "replace"]
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Tabs in indentation, or right after a block indicator at the start of a line.
 _TAB_IN_INDENTATION = re.compile(r"^[ \-?:]*\t", re.MULTILINE)
-_EXOTIC_LINE_BREAK = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")
 # Strings written plain: a conservative set that no YAML 1.1 or 1.2 reader takes for
 # anything but a string once the implicit types below are ruled out.
 _PLAIN_SAFE = re.compile(r"[A-Za-z_/][A-Za-z0-9_./\-]*\Z")
@@ -89,14 +93,16 @@ def apply_operations(document: SourceDocument, operations: Sequence[Mapping[str,
     parsed = _parse_operations(operations)
     if not parsed:
         return document.text
-    expected = _patch(document.value, parsed)
-    try:
-        text = _FastEditor(document).edit(parsed)
-    except _NotExact:
-        return _round_trip_edit(document, parsed, expected)
-    if _reads_back_as(text, document, expected):
-        return text
-    return _round_trip_edit(document, parsed, expected)
+    with cyclic_gc_paused():
+        expected = _patch(document.value, parsed)
+        root = document.node
+        try:
+            text = _FastEditor(document, root).edit(parsed)
+        except _NotExact:
+            return _round_trip_edit(document, root, parsed, expected)
+        if _reads_back_as(text, document, expected):
+            return text
+        return _round_trip_edit(document, root, parsed, expected)
 
 
 def apply_operations_roundtrip(
@@ -106,7 +112,7 @@ def apply_operations_roundtrip(
     parsed = _parse_operations(operations)
     if not parsed:
         return document.text
-    return _round_trip_edit(document, parsed, _patch(document.value, parsed))
+    return _round_trip_edit(document, document.node, parsed, _patch(document.value, parsed))
 
 
 def patched_value(value: object, operations: Sequence[Mapping[str, object]]) -> object:
@@ -398,15 +404,14 @@ class _Place:
 class _FastEditor:
     """Records operations against the original node tree, then splices the text once."""
 
-    def __init__(self, document: SourceDocument) -> None:
-        root = document.node
+    def __init__(self, document: SourceDocument, root: Node | None) -> None:
         text = document.text
         if (
             root is None
             or isinstance(root, ScalarNode)
             or _is_flow(root)
             or document.has_aliases_or_merges
-            or _EXOTIC_LINE_BREAK.search(text)
+            or has_exotic_line_breaks(text)
             or ("\t" in text and _TAB_IN_INDENTATION.search(text))
         ):
             raise _NotExact
@@ -764,9 +769,8 @@ def _line_after(text: str, node: Node) -> int:
 
 
 def _round_trip_edit(
-    document: SourceDocument, operations: list[_Operation], expected: object
+    document: SourceDocument, root: Node | None, operations: list[_Operation], expected: object
 ) -> str:
-    root = document.node
     if root is None:
         raise ValueError(f"document {document.index + 1} of {document.source} is empty")
     text = document.text

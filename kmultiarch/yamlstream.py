@@ -13,6 +13,7 @@ with ``FILE:LINE:`` (the line counted in the source, 1-based).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import re
@@ -33,7 +34,9 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_ALIAS_VISITS",
     "SourceDocument",
+    "cyclic_gc_paused",
     "decode_source",
+    "has_exotic_line_breaks",
     "join_documents",
     "read_stream",
 ]
@@ -75,32 +78,42 @@ _NO_CONTENT = re.compile(
     r"|(?:---|\.\.\.)[ \t]*(?:#[^\r\n]*)?(?:\r\n|[\r\n]|\Z))*\Z"
 )
 _LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
-_EXOTIC_LINE_BREAK = re.compile(r"\r(?!\n)|[\x85\u2028\u2029]")
 # Characters YAML does not allow in a stream (C0 and C1 controls but tab and line breaks).
 _NOT_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
-_DEEP_INDENT = re.compile(r"^[ ]{256}", re.MULTILINE)
+_DEEP_INDENT = " " * 256
 _DEEP_INDENT_ALLOWANCE = 256 + 2
 
 _SAFE_CONSTRUCTOR = SafeConstructor()
+# Tags of plain scalars already resolved (the resolver's regular expressions are the costly part).
+_PLAIN_SCALAR_TAGS: dict[str, str] = {}
+_PLAIN_SCALAR_TAGS_KEPT = 50_000
 
 
 @dataclass(frozen=True)
 class SourceDocument:
     """One document of a stream, with its exact text and what it means.
 
-    ``node`` has marks relative to ``text``; it is None (and ``value`` is None) when the
-    document is empty: comments only, or an explicit ``---`` with nothing after it.
-    ``has_aliases_or_merges`` is true when a node is reached twice (aliases) or a mapping uses
-    a merge key: the node tree then does not map one-to-one onto the text.
+    ``value`` is None when the document is empty: comments only, or an explicit ``---`` with
+    nothing after it. ``has_aliases_or_merges`` is true when a node is reached twice (aliases)
+    or a mapping uses a merge key: the node tree then does not map one-to-one onto the text.
     """
 
     source: str
     index: int
     start_line: int
     text: str
-    node: Node | None
     value: object
     has_aliases_or_merges: bool = False
+
+    @property
+    def node(self) -> Node | None:
+        """The composed root node, marks relative to ``text``; None if the document is empty.
+
+        Composed anew on each access, not kept: the nodes of a stream take about 30 bytes of
+        memory per byte of YAML, and millions of live objects slow every garbage collection.
+        """
+        with cyclic_gc_paused():
+            return _StreamReader(self.source).compose(self.text, self.index, self.start_line)
 
 
 def decode_source(data: bytes, source: str) -> str:
@@ -147,22 +160,32 @@ def read_stream(text: str, source: str) -> list[SourceDocument]:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    exotic_breaks = _EXOTIC_LINE_BREAK.search(text) is not None
+    exotic_breaks = has_exotic_line_breaks(text)
     reader = _StreamReader(source)
     documents: list[SourceDocument] = []
     line = 1
-    # Composing allocates millions of small objects that hold no reference cycles; the cyclic
-    # garbage collector would scan them again and again (it triples the time of a large stream).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with cyclic_gc_paused():
         for index, segment in enumerate(_split_segments(text)):
             documents.append(reader.read_document(segment, index, line))
             line += _count_line_breaks(segment, exotic_breaks)
+    return documents
+
+
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (reference counting still frees everything).
+
+    Composing allocates millions of small objects without reference cycles; the collector
+    would scan them, and every object alive, again and again: it triples the time of a large
+    stream. Nested uses are fine; the collector's state is restored on the way out.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
-    return documents
 
 
 def _count_line_breaks(text: str, exotic_breaks: bool) -> int:
@@ -216,9 +239,17 @@ class _ComposingLoader(CParser):
     def resolve(self, kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
             if implicit[0]:
-                for tag, pattern in self._resolvers_by_first_char.get(value[:1], ()):
-                    if pattern.match(value):
-                        return tag
+                # Manifests repeat their plain scalars (keys above all): remember their tags.
+                tag = _PLAIN_SCALAR_TAGS.get(value)
+                if tag is None:
+                    tag = _STR
+                    for candidate, pattern in self._resolvers_by_first_char.get(value[:1], ()):
+                        if pattern.match(value):
+                            tag = candidate
+                            break
+                    if len(_PLAIN_SCALAR_TAGS) < _PLAIN_SCALAR_TAGS_KEPT and len(value) < 64:
+                        _PLAIN_SCALAR_TAGS[value] = tag
+                return tag
             return _STR
         return _SEQ if kind is SequenceNode else _MAP
 
@@ -228,7 +259,7 @@ class _ComposingLoader(CParser):
     ascend_resolver: ClassVar[object] = tuple
 
 
-def compose_document(text: str) -> Node | None:
+def _compose_document(text: str) -> Node | None:
     """Compose the single document in ``text`` with libyaml (no depth guard: see read_stream)."""
     loader = _ComposingLoader(text)
     try:
@@ -261,9 +292,31 @@ class _StreamReader:
                 f"{MAX_DOCUMENT_BYTES} accepted (Kubernetes stores objects of at most 1.5 MB); "
                 "split it",
             )
+        node = self.compose(text, index, start_line)
+        if node is None:
+            return SourceDocument(self.source, index, start_line, text, None)
+        builder = _ValueBuilder(
+            self,
+            index,
+            start_line,
+            track_aliases="&" in text and "*" in text,
+            may_merge="<<" in text,
+        )
+        value = builder.build(node)
+        return SourceDocument(
+            self.source,
+            index,
+            start_line,
+            text,
+            value,
+            builder.saw_alias or builder.saw_merge,
+        )
+
+    def compose(self, text: str, index: int, start_line: int) -> Node | None:
+        """The document's root node (None if it is empty), or a ManifestStreamError."""
         self.check_depth(text, index, start_line)
         try:
-            node = compose_document(text)
+            node = _compose_document(text)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = " ".join(part for part in (exc.context, exc.problem) if part)
@@ -281,24 +334,8 @@ class _StreamReader:
             and node.value == ""
             and node.start_mark.index == node.end_mark.index
         ):
-            return SourceDocument(self.source, index, start_line, text, None, None)
-        builder = _ValueBuilder(
-            self,
-            index,
-            start_line,
-            track_aliases="&" in text and "*" in text,
-            may_merge="<<" in text,
-        )
-        value = builder.build(node)
-        return SourceDocument(
-            self.source,
-            index,
-            start_line,
-            text,
-            node,
-            value,
-            builder.saw_alias or builder.saw_merge,
-        )
+            return None
+        return node
 
     def check_depth(self, text: str, index: int, start_line: int) -> None:
         """Refuse nesting deeper than MAX_DEPTH before libyaml's recursive composer sees it.
@@ -317,7 +354,7 @@ class _StreamReader:
             + text.count("-\t")
             + 1
         )
-        if bound + _DEEP_INDENT_ALLOWANCE <= MAX_DEPTH and not _DEEP_INDENT.search(text):
+        if bound + _DEEP_INDENT_ALLOWANCE <= MAX_DEPTH and not _has_deep_indentation(text):
             return
         depth = 0
         try:
@@ -336,6 +373,22 @@ class _StreamReader:
         except yaml.MarkedYAMLError:
             # Syntax errors are reported, with their position, by the composer.
             return
+
+
+def _has_deep_indentation(text: str) -> bool:
+    """Whether a line starts with 256 spaces (a line break may be CR, LF or CRLF)."""
+    return (
+        text.startswith(_DEEP_INDENT)
+        or "\n" + _DEEP_INDENT in text
+        or ("\r" in text and "\r" + _DEEP_INDENT in text)
+    )
+
+
+def has_exotic_line_breaks(text: str) -> bool:
+    """Whether ``text`` has line breaks other than LF and CRLF (CR alone, NEL, LS, PS)."""
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
 
 
 def _parse_events(text: str) -> Iterator[yaml.Event]:
