@@ -94,7 +94,9 @@ def parse_lock(text: str, source: str) -> ImageLock:
             f"{source}: unsupported lock apiVersion {document.get('apiVersion')!r} "
             f"(this kmultiarch reads {API_VERSION})"
         )
-    images = document.get("images") or {}
+    images = document.get("images")
+    if images is None:
+        images = {}
     if not isinstance(images, Mapping):
         raise LockFileError(f"{source}: images: expected a mapping from image reference")
     entries: dict[str, LockEntry] = {}

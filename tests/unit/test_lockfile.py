@@ -1,0 +1,138 @@
+"""Lock files: format and parse round-trip, lookups consistent with digest pinning, bad input."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from kmultiarch.lockfile import (
+    ImageLock,
+    LockEntry,
+    LockFileError,
+    format_lock,
+    load_lock,
+    parse_lock,
+    write_lock,
+)
+from kmultiarch.platform import Platform
+from kmultiarch.reference import ImageRef
+
+
+def digest(seed: str) -> str:
+    return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
+
+
+X, Y = digest("x"), digest("y")
+HEAD = "apiVersion: kmultiarch.dev/v1alpha1\nkind: ImageLock\nimages:\n"
+BOTH = frozenset({Platform("linux", "amd64"), Platform("linux", "arm64")})
+AMD64 = frozenset({Platform("linux", "amd64")})
+
+
+def entry(reference: str, value: str, platforms: frozenset[Platform] = BOTH) -> LockEntry:
+    return LockEntry(ImageRef.parse(reference), value, platforms)
+
+
+LOCK = ImageLock.of(
+    [
+        entry("nginx:1.27", X),
+        entry("ghcr.io/acme/app:2.0", Y, AMD64),
+        entry("quay.io/pinned/tool@" + Y, Y, AMD64),
+    ],
+    "test.lock",
+)
+
+
+def test_format_is_sorted_commented_and_parses_back() -> None:
+    text = format_lock(LOCK, ["made by a test", "second line"])
+    assert text.startswith("# made by a test\n# second line\napiVersion: kmultiarch.dev/v1alpha1\n")
+    keys = [
+        line.strip().rstrip(":")
+        for line in text.splitlines()
+        if line.startswith("  ") and not line.startswith("    ")
+    ]
+    assert keys == sorted(keys)
+    assert keys[0].startswith("docker.io/library/nginx:1.27")
+    parsed = parse_lock(text, "again")
+    assert parsed.entries == LOCK.entries
+    assert format_lock(parsed, ["made by a test", "second line"]) == text
+
+
+def test_an_empty_lock() -> None:
+    text = format_lock(ImageLock.of([]))
+    assert "images: {}" in text
+    assert len(parse_lock(text, "empty")) == 0
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        ("nginx:1.27", X),  # by tag: its own entry
+        ("docker.io/library/nginx:1.27", X),  # normalised the same way
+        (f"nginx@{X}", X),  # by digest: the tag locked to that digest describes it
+        (f"nginx:1.27@{X}", X),  # tag and digest agreeing
+        (f"nginx:1.27@{Y}", None),  # the tag is locked to other content: not this image
+        (f"nginx@{Y}", None),
+        ("nginx:1.26", None),
+        (f"quay.io/pinned/tool@{Y}", Y),
+        (f"quay.io/pinned/tool:3@{Y}", Y),  # the tag shown does not matter with a digest
+        (f"ghcr.io/acme/other@{Y}", None),  # same digest, other repository: not used
+    ],
+)
+def test_lookup_follows_digest_pinning(reference: str, expected: str | None) -> None:
+    found = LOCK.lookup(ImageRef.parse(reference))
+    assert (found.digest if found else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: [", "the lock file is not valid YAML"),
+        ("kind: Other\n", "not a kmultiarch lock file"),
+        ("apiVersion: v9\nkind: ImageLock\n", "unsupported lock apiVersion 'v9'"),
+        (
+            "apiVersion: kmultiarch.dev/v1alpha1\nkind: ImageLock\nimages: []\n",
+            "images: expected a mapping",
+        ),
+        (
+            HEAD + "  'Bad Ref': {}\n",
+            "images.Bad Ref: invalid image reference",
+        ),
+        (
+            HEAD + "  a:1: {digest: x}\n",
+            "images.a:1.digest: expected a digest",
+        ),
+        (
+            HEAD + f"  a:1: {{digest: '{X}'}}\n",
+            "images.a:1.platforms: expected a non-empty list",
+        ),
+        (
+            HEAD + f"  a:1: {{digest: '{X}', platforms: [linux]}}\n",
+            "images.a:1.platforms[0]:",
+        ),
+        (
+            HEAD + f"  a@{X}: {{digest: '{Y}', platforms: [linux/amd64]}}\n",
+            "differs from the digest the reference pins",
+        ),
+        (
+            HEAD + f"  a:1: {{digest: '{X}', platforms: [linux/amd64], size: 3}}\n",
+            "unknown key 'size'",
+        ),
+    ],
+)
+def test_bad_locks_are_one_clear_line(text: str, message: str) -> None:
+    with pytest.raises(LockFileError) as raised:
+        parse_lock(text, "bad.lock")
+    assert str(raised.value).startswith("bad.lock")
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_load_and_write(tmp_path: Path) -> None:
+    path = tmp_path / "k.lock"
+    with pytest.raises(LockFileError, match="lock file not found; create it with `kmultiarch lock"):
+        load_lock(path)
+    write_lock(path, LOCK, ["header"])
+    assert load_lock(path).entries == LOCK.entries
+    assert [p.name for p in tmp_path.iterdir()] == ["k.lock"]
