@@ -53,6 +53,8 @@ STREAMS: list[tuple[str, list[object]]] = [
     ("--- {a: 1}\n--- [1, 2]\n--- text\n", [{"a": 1}, [1, 2], "text"]),
     ("---\n---\n", [None, None]),
     ("a: 1\r\n---\r\nb: [x]\r\n", [{"a": 1}, {"b": ["x"]}]),
+    ("a: 1\r---\rb: 2\r", [{"a": 1}, {"b": 2}]),
+    ("a: 1\u2028---\u2028b: 2\n", [{"a": 1}, {"b": 2}]),
     ('{"kind": "List", "items": [{"a": 1}]}\n', [{"kind": "List", "items": [{"a": 1}]}]),
     ('{"a": 1}\n---\n{"b": [true, null]}', [{"a": 1}, {"b": [True, None]}]),
     ("a: |\n  --- not a marker\n  ... nor this\n", [{"a": "--- not a marker\n... nor this\n"}]),
