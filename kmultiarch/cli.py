@@ -410,10 +410,10 @@ def report(options: RunOptions, paths: tuple[str, ...], output: str) -> int:
     "-o",
     "--output",
     "lock_file",
-    default="kmultiarch.lock",
-    show_default=True,
+    default=None,
     metavar="FILE",
-    help="The lock file to write (or, with --check, to check).",
+    help="The lock file to write (or, with --check, to check); default: the policy's lock:, "
+    "else kmultiarch.lock.",
 )
 @click.option(
     "--check",
@@ -423,7 +423,9 @@ def report(options: RunOptions, paths: tuple[str, ...], output: str) -> int:
     "PATHs, images missing from the lock); exit 1 when there is any.",
 )
 @resolver_options
-def lock(options: RunOptions, paths: tuple[str, ...], lock_file: str, check_only: bool) -> int:
+def lock(
+    options: RunOptions, paths: tuple[str, ...], lock_file: str | None, check_only: bool
+) -> int:
     """Resolve every image of the manifests in PATHs (stdin when none) and write a lock file."""
     from kmultiarch.commands.lock import lock_images
 

@@ -17,14 +17,21 @@ from kmultiarch.inputs import collect_inputs
 from kmultiarch.lockfile import ImageLock, LockEntry, load_lock, write_lock
 from kmultiarch.reference import ImageRef
 
+#: Where the lock goes without -o and without a lock: key in the policy.
+DEFAULT_LOCK_FILE = "kmultiarch.lock"
+
 if TYPE_CHECKING:
     from kmultiarch.cli import RunOptions
     from kmultiarch.policy import Policy
     from kmultiarch.resolver import Resolution
 
 
-def lock_images(options: RunOptions, paths: list[str], lock_file: str, check_only: bool) -> int:
+def lock_images(
+    options: RunOptions, paths: list[str], lock_file: str | None, check_only: bool
+) -> int:
     policy = options.load_policy()
+    if lock_file is None:
+        lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
     if check_only:
         return check_lock(options, policy, paths, lock_file)
     result = _run_fresh(options, policy, collect_inputs(paths))
@@ -141,12 +148,18 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
     fresh = dataclasses.replace(options, cache_ttl=0.0, lock=None, offline=False)
     cache = fresh.open_cache()
     try:
+        from kmultiarch.progress import progress_line
         from kmultiarch.resolver import Resolver
 
         resolver = Resolver(policy, cache, fresh.client_settings())
 
         def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-            return resolver.resolve(references)
+            progress = progress_line(options.quiet, lambda: resolver.stats.cache_hits)
+            try:
+                return resolver.resolve(references, progress)
+            finally:
+                if progress is not None:
+                    progress.finish()
 
         return run(sources, policy, resolve)
     finally:
