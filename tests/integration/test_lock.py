@@ -295,3 +295,20 @@ def test_json_lock_round_trip(
     second = make_lock(tmp_path, policy, manifests, env, name="b.lock")
     body = [json.dumps(yaml.safe_load(path.read_text())) for path in (first, second)]
     assert body[0] == body[1]
+
+
+def test_lock_writes_where_the_policy_says(
+    tmp_path: Path, registry: SeededRegistry, manifests: Path, env: dict[str, str]
+) -> None:
+    (tmp_path / "conf").mkdir()
+    policy = write_policy(tmp_path / "conf" / "policy.yaml", registry, {"lock": "images.lock"})
+    result = run_kmultiarch(
+        ["lock", "--config", str(policy), str(manifests)], env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    written = tmp_path / "conf" / "images.lock"
+    assert len(yaml.safe_load(written.read_text())["images"]) == 4
+    assert not (tmp_path / "kmultiarch.lock").exists()
+    checked = run_kmultiarch(["lock", "--check", "--config", str(policy)], env=env, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "up to date (4 tags checked, 4 entries)" in checked.stderr
