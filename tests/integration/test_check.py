@@ -204,12 +204,11 @@ def test_diff_is_what_mutate_would_apply(
     )
     assert as_json.json()["diffs"]["app.yaml"].startswith("--- a/app.yaml")
     assert as_json.json()["diffs"]["app.yaml"] == diff_text
-    # The diff, applied with patch(1), gives exactly what mutate prints.
+    # The diff, applied, gives exactly what mutate prints.
     mutated = run_kmultiarch(["mutate", "--config", str(policy), str(manifest)], env=env)
     (tmp_path / "change.diff").write_text(diff_text)
-    subprocess.run(
-        ["patch", "-p1", "-s", "-i", "change.diff"], cwd=tmp_path, check=True, timeout=30
-    )
+    # git apply works outside a repository, as patch(1) does (which a fresh machine may lack)
+    subprocess.run(["git", "apply", "-p1", "change.diff"], cwd=tmp_path, check=True, timeout=30)
     assert manifest.read_text() == mutated.stdout
     assert untouched.read_text().count("tolerations") == 1
 
