@@ -1,0 +1,85 @@
+"""The KRM functionConfig forms: a MultiArchPolicy, a ConfigMap with string data, nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kmultiarch.errors import PolicyError
+from kmultiarch.krm import policy_from_function_config
+from kmultiarch.platform import Platform
+from kmultiarch.policy import Policy
+
+
+def configmap(**data: object) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": data}
+
+
+def test_absent_config_is_the_defaults() -> None:
+    assert policy_from_function_config(None) == Policy()
+    assert policy_from_function_config(configmap()).platforms == Policy().platforms
+
+
+def test_configmap_strings_become_the_policy() -> None:
+    policy = policy_from_function_config(
+        configmap(
+            platforms=" linux/amd64, linux/arm64 ,",
+            failurePolicy="Fail",
+            nodeAffinity="preferred",
+            excludeNamespaces="kube-system,monitoring",
+            excludeKinds="Job",
+            registries="{registry.test: {mirror: 'http://127.0.0.1:5000'}}",
+            overrides='[{"image": "legacy/*", "platforms": ["linux/amd64"]}]',
+        )
+    )
+    assert policy.platforms == (Platform("linux", "amd64"), Platform("linux", "arm64"))
+    assert policy.failure_policy == "Fail"
+    assert policy.node_affinity == "preferred"
+    assert policy.exclude.namespaces == frozenset({"kube-system", "monitoring"})
+    assert policy.exclude.kinds == frozenset({"Job"})
+    assert policy.registries["registry.test"].mirror == "http://127.0.0.1:5000"
+    assert policy.overrides[0].image == "legacy/*"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"nodeAffinity": "sometimes"}, "functionConfig: data.nodeAffinity: expected one of"),
+        ({"platform": "linux/arm64"}, "functionConfig: data.platform: unknown key"),
+        ({"platforms": "linux/amd64,sparc"}, "functionConfig: data.platforms[1]"),
+        ({"failurePolicy": 1}, "functionConfig: data.failurePolicy: ConfigMap values are strings"),
+        ({"registries": "{a: [}"}, "functionConfig: data.registries: not valid YAML/JSON"),
+    ],
+)
+def test_configmap_errors_name_the_data_key(data: dict[str, object], message: str) -> None:
+    with pytest.raises(PolicyError) as caught:
+        policy_from_function_config(configmap(**data))
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_other_kinds_are_refused() -> None:
+    with pytest.raises(PolicyError, match="got kind 'Secret'"):
+        policy_from_function_config({"apiVersion": "v1", "kind": "Secret"})
+    with pytest.raises(PolicyError, match="expected a MultiArchPolicy or a ConfigMap"):
+        policy_from_function_config(["not", "a", "mapping"])
+
+
+def test_relative_paths_resolve_against_the_base_dir(tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").write_text("")
+    policy = policy_from_function_config(
+        {
+            "apiVersion": "kmultiarch.dev/v1alpha1",
+            "kind": "MultiArchPolicy",
+            "metadata": {"name": "p", "annotations": {"config.kubernetes.io/origin": "path: x"}},
+            "spec": {"lock": "kmultiarch.lock", "registries": {"r.example": {"ca": "ca.pem"}}},
+        },
+        "transformer",
+        base_dir=tmp_path,
+    )
+    assert policy.lock == tmp_path.resolve() / "kmultiarch.lock"
+    assert policy.registries["r.example"].ca == tmp_path.resolve() / "ca.pem"
+    with pytest.raises(PolicyError, match=r"CA bundle .*/nowhere\.pem not found"):
+        policy_from_function_config(
+            configmap(registries="{r.example: {ca: nowhere.pem}}"), base_dir=tmp_path
+        )
