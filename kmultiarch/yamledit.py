@@ -340,9 +340,11 @@ class _Style:
         """Lines of a node whose first line starts at ``column`` after text already there."""
         if _is_leaf(value):
             return [_flow(value)]
-        lines = (
-            self.mapping(value, column) if isinstance(value, dict) else self.sequence(value, column)  # type: ignore[arg-type]
-        )
+        if isinstance(value, dict):
+            lines = self.mapping(value, column)
+        else:
+            assert isinstance(value, list)
+            lines = self.sequence(value, column)
         return [lines[0][column:], *lines[1:]]
 
     def block(self, value: object, column: int) -> list[str]:

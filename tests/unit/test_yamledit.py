@@ -460,6 +460,14 @@ def test_roundtrip_keeps_crlf_comments_and_missing_final_newline() -> None:
     )
 
 
+def test_replacing_a_block_scalar_falls_back() -> None:
+    document = only_document("data:\n  script: |\n    echo hi\n  other: 1  # kept\n")
+    operations = [{"op": "replace", "path": "/data/script", "value": "echo bye\n"}]
+    result = apply_operations(document, operations)
+    assert "# kept" in result
+    assert only_document(result).value == {"data": {"script": "echo bye\n", "other": 1}}
+
+
 def test_roundtrip_of_a_helm_deployment() -> None:
     result = apply_operations_roundtrip(only_document(HELM_DEPLOYMENT), ADD_BOTH)
     assert result == edit_fast(HELM_DEPLOYMENT, ADD_BOTH)

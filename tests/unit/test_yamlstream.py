@@ -96,6 +96,13 @@ def test_marks_are_relative_to_the_document_text() -> None:
     assert document.text[image.start_mark.index : image.end_mark.index] == '"nginx:1.25"'
 
 
+def test_node_is_composed_on_each_access() -> None:
+    document = read_stream("a: [1]\n", "s")[0]
+    first, second = document.node, document.node
+    assert first is not None and second is not None and first is not second
+    assert first.value[0][1].value[0].value == "1"
+
+
 def test_marks_count_characters_not_bytes() -> None:
     document = read_stream("a: é€😀\nb: x\n", "s")[0]
     assert document.node is not None
