@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from kmultiarch.engine import InputSource
-from kmultiarch.errors import InputError, ManifestStreamError
-from kmultiarch.inputs import STDIN, STDIN_NAME, collect_inputs, manifest_files, read_bytes
+from kmultiarch.errors import ManifestStreamError
+from kmultiarch.inputs import STDIN, collect_inputs, manifest_files, read_bytes
 from kmultiarch.yamlstream import decode_source, read_stream
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
@@ -66,11 +66,9 @@ def read_inputs(
         except ManifestStreamError:
             skipped.append(Skipped(name, "not UTF-8 YAML text"))
             continue
-        except InputError:
-            raise
         reason = non_manifest_reason(name, text)
         if reason is None:
             sources.append(InputSource(name, text))
         else:
             skipped.append(Skipped(name, reason))
-    return [s for s in sources if s.name != STDIN_NAME or s.text], skipped
+    return sources, skipped

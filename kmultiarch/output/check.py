@@ -64,8 +64,7 @@ def format_text(result: CheckResult) -> str:
             f"{display_path(problem.source)}:{problem.line}: {problem.level}: {problem.message} "
             f"[{problem.rule}]"
         )
-    for name, diff in result.diffs.items():
-        del name
+    for diff in result.diffs.values():
         lines.append("")
         lines.append(diff.rstrip("\n"))
     lines.append("")
