@@ -105,6 +105,9 @@ class RunOptions:
             read_timeout=self.timeout,
             attempt_timeout=self.timeout * 2,
             retries=self.retries,
+            # A pause between attempts is no longer than an attempt: --timeout bounds a run
+            # that meets 429s too (a longer Retry-After fails the lookup at once).
+            max_retry_after=min(10.0, self.timeout * 2),
         )
 
     def open_cache(self) -> ResolutionCache:

@@ -296,6 +296,7 @@ class RegistryClient:
             source=source,
         )
         if response.status == 401:
+            _refuse_foreign_challenge(response, endpoint, source)
             challenge = parse_challenge(response.headers.get("www-authenticate"))
             if challenge is None:
                 raise self._status_error(response, endpoint, repository, source=source)
@@ -315,6 +316,8 @@ class RegistryClient:
                 )
         if 200 <= response.status < 300:
             return response
+        if response.status == 401:
+            _refuse_foreign_challenge(response, endpoint, source)
         raise self._status_error(response, endpoint, repository, source=source)
 
     async def _answer_challenge(
@@ -572,6 +575,11 @@ class RegistryClient:
                 retry_after = None
             except httpx.TransportError as exc:
                 last_problem = _describe_transport_error(exc)
+                if _is_certificate_failure(exc):
+                    # Asking again does not make a certificate trusted.
+                    raise RegistryTransportError(
+                        f"{source}: {_origin(url)}: {last_problem}"
+                    ) from exc
                 retry_after = None
             else:
                 log.debug(
@@ -596,9 +604,20 @@ class RegistryClient:
                 attempts,
             )
             if attempt < attempts - 1:
+                if retry_after is not None and retry_after > self.settings.max_retry_after:
+                    # Waiting the cap and asking again would only meet the same answer: the
+                    # registry said when it will serve us, and that is later than we wait.
+                    raise RegistryTransportError(
+                        f"{source}: {_origin(url)} answered {last_problem} and asks to retry "
+                        f"after {retry_after:.0f} s, longer than kmultiarch waits "
+                        f"({self.settings.max_retry_after:g} s); try again later"
+                    )
                 delay = self.settings.backoff * (2**attempt) * (1 + random.random() / 2)  # noqa: S311
+                # Exponential, but never longer than a registry may ask us to wait: with
+                # --retries 10 the last pause would otherwise be two minutes.
+                delay = min(delay, self.settings.max_retry_after)
                 if retry_after is not None:
-                    delay = min(max(retry_after, delay), self.settings.max_retry_after)
+                    delay = max(retry_after, delay)
                 await asyncio.sleep(delay)
         raise RegistryTransportError(
             f"{source}: {_origin(url)} did not answer after {attempts} attempts: {last_problem}"
@@ -628,7 +647,7 @@ class RegistryClient:
                         f"{source}: {_loggable(url)} is {int(declared)} bytes, over the "
                         f"{limit}-byte cap"
                     )
-                return _Response(response.status_code, response.headers, b"")
+                return _Response(response.status_code, response.headers, b"", url)
             chunks: list[bytes] = []
             size = 0
             if method != "HEAD":
@@ -641,7 +660,7 @@ class RegistryClient:
                             )
                         break
                     chunks.append(chunk)
-            return _Response(response.status_code, response.headers, b"".join(chunks))
+            return _Response(response.status_code, response.headers, b"".join(chunks), url)
         finally:
             await response.aclose()
 
@@ -674,6 +693,18 @@ class _Response:
     status: int
     headers: httpx.Headers
     body: bytes
+    #: Where the answer came from (after redirects): challenges are learnt from the endpoint only.
+    url: str
+
+
+def _refuse_foreign_challenge(response: _Response, endpoint: Endpoint, source: str) -> None:
+    """A 401 from another origin (a redirect target) is not answered: answering its challenge
+    would hand that host this registry's credentials (through a Bearer realm it names)."""
+    if _origin(response.url) != _origin(endpoint.base_url):
+        raise RegistryAuthError(
+            f"{source}: {endpoint.host} redirected to {_origin(response.url)}, which asks for "
+            f"credentials; kmultiarch sends credentials only to {endpoint.host}"
+        )
 
 
 def _valid_token(auth: _EndpointAuth, scope: str) -> _Token | None:
@@ -723,15 +754,30 @@ def _registry_message(response: _Response) -> str:
         return ""
 
 
+def _is_certificate_failure(exc: Exception) -> bool:
+    return "CERTIFICATE_VERIFY_FAILED" in str(exc)
+
+
 def _describe_transport_error(exc: Exception) -> str:
     name = type(exc).__name__
     text = str(exc).strip()
-    if "CERTIFICATE_VERIFY_FAILED" in text:
+    if _is_certificate_failure(exc):
         return (
             "TLS certificate not trusted (CERTIFICATE_VERIFY_FAILED); add the registry's CA with "
             "`ca:` under spec.registries, or `insecure: true` for plain HTTP"
         )
-    return f"{name}: {text}" if text else name
+    return f"{name}: {text or _TRANSPORT_ERROR_MEANINGS.get(name, 'no detail')}"
+
+
+#: What httpx's exceptions without a message mean, in words.
+_TRANSPORT_ERROR_MEANINGS = {
+    "ReadError": "the connection broke while the answer was being read",
+    "WriteError": "the connection broke while the request was being sent",
+    "ReadTimeout": "nothing received within the read timeout",
+    "WriteTimeout": "the request could not be sent within the timeout",
+    "ConnectTimeout": "no connection within the connect timeout",
+    "PoolTimeout": "no free connection within the timeout",
+}
 
 
 def ssl_context_for(settings: RegistrySettings) -> ssl.SSLContext:
