@@ -18,7 +18,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from yaml.nodes import MappingNode, SequenceNode
 
 from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome, ResourceRef
 from kmultiarch.platform import Platform
@@ -26,6 +28,9 @@ from kmultiarch.policy import Policy
 from kmultiarch.scheduling import supported_platforms
 from kmultiarch.workloads import format_field_path
 from kmultiarch.yamlstream import SourceDocument
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 Level = Literal["error", "warning"]
 Verdict = Literal[
@@ -148,9 +153,15 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
     pods: list[PodVerdict] = []
     problems: list[Problem] = []
     unresolved_level: Level = "error" if policy.failure_policy == "Fail" else "warning"
+    # A document's node tree is composed on each access (yamlstream keeps none): once per
+    # document here, for all the lines asked of it.
+    roots: dict[tuple[str, int], _Located] = {}
     for pod in result.pods:
-        document = result.documents[pod.source][pod.document_index].document
-        verdict = _verdict(pod, document, policy)
+        key = (pod.source, pod.document_index)
+        if key not in roots:
+            document = result.documents[pod.source][pod.document_index].document
+            roots[key] = _Located(document.node, document.start_line)
+        verdict = _verdict(pod, roots[key], policy)
         pods.append(verdict)
         problems.extend(_problems(pod, verdict, unresolved_level))
     diffs = unified_diffs(result) if with_diff else {}
@@ -174,7 +185,7 @@ def unified_diffs(result: EngineResult) -> dict[str, str]:
     return diffs
 
 
-def _verdict(pod: PodOutcome, document: SourceDocument, policy: Policy) -> PodVerdict:
+def _verdict(pod: PodOutcome, document: _Located, policy: Policy) -> PodVerdict:
     containers = tuple(_container_row(image, document) for image in pod.images)
     plan = pod.plan
     supported = tuple(str(p) for p in policy.platforms if plan and p in plan.supported)
@@ -197,7 +208,7 @@ def _verdict(pod: PodOutcome, document: SourceDocument, policy: Policy) -> PodVe
         verdict = "ok"
     return PodVerdict(
         source=pod.source,
-        line=line_of(document, pod.target.path),
+        line=document.line_of(pod.target.path),
         resource=pod.resource,
         field_path=pod.target.field_path,
         verdict=verdict,
@@ -208,14 +219,14 @@ def _verdict(pod: PodOutcome, document: SourceDocument, policy: Policy) -> PodVe
     )
 
 
-def _container_row(image: ImageOutcome, document: SourceDocument) -> ContainerRow:
+def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
     resolution = image.resolution
     ok = resolution is not None and resolution.ok
     error = image.problem or (resolution.error if resolution is not None else None)
     return ContainerRow(
         name=image.container.name,
         image=image.container.image,
-        line=line_of(document, (*image.container.path, "image")),
+        line=document.line_of((*image.container.path, "image")),
         reference=str(image.reference) if image.reference is not None else None,
         platforms=tuple(sorted(str(p) for p in resolution.platforms))
         if ok and resolution is not None
@@ -453,26 +464,35 @@ def _workload_entry(
 def line_of(document: SourceDocument, path: Sequence[str | int]) -> int:
     """The 1-based source line of the node at ``path`` (of its key, for a mapping value); the
     deepest line found when the path leaves the node tree (aliases, merge keys)."""
-    from yaml.nodes import MappingNode, SequenceNode
+    return _Located(document.node, document.start_line).line_of(path)
 
-    node = document.node
-    if node is None:
-        return document.start_line
-    line = node.start_mark.line
-    for part in path:
-        if isinstance(node, MappingNode) and isinstance(part, str):
-            for key, value in node.value:
-                if getattr(key, "value", None) == part:
-                    line, node = key.start_mark.line, value
+
+@dataclass(frozen=True)
+class _Located:
+    root: Node | None
+    start_line: int
+
+    def line_of(self, path: Sequence[str | int]) -> int:
+        node = self.root
+        if node is None:
+            return self.start_line
+        line = node.start_mark.line
+        for part in path:
+            if isinstance(node, MappingNode) and isinstance(part, str):
+                for key, value in node.value:
+                    if getattr(key, "value", None) == part:
+                        line, node = key.start_mark.line, value
+                        break
+                else:
                     break
+            elif (
+                isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value)
+            ):
+                node = node.value[part]
+                line = node.start_mark.line
             else:
                 break
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line
-        else:
-            break
-    return document.start_line + line
+        return self.start_line + line
 
 
 __all__ = [
