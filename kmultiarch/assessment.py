@@ -27,7 +27,7 @@ from kmultiarch.platform import Platform
 from kmultiarch.policy import Policy
 from kmultiarch.scheduling import supported_platforms
 from kmultiarch.workloads import format_field_path
-from kmultiarch.yamlstream import SourceDocument
+from kmultiarch.yamlstream import SourceDocument, cyclic_gc_paused
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -154,16 +154,19 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
     problems: list[Problem] = []
     unresolved_level: Level = "error" if policy.failure_policy == "Fail" else "warning"
     # A document's node tree is composed on each access (yamlstream keeps none): once per
-    # document here, for all the lines asked of it.
-    roots: dict[tuple[str, int], _Located] = {}
-    for pod in result.pods:
-        key = (pod.source, pod.document_index)
-        if key not in roots:
-            document = result.documents[pod.source][pod.document_index].document
-            roots[key] = _Located(document.node, document.start_line)
-        verdict = _verdict(pod, roots[key], policy)
-        pods.append(verdict)
-        problems.extend(_problems(pod, verdict, unresolved_level))
+    # document here, for all the lines asked of it, and dropped when the next document starts
+    # (pods come in document order; node trees are some 30 times the size of their text).
+    current: tuple[str, int] | None = None
+    located = _Located(None, 0)
+    with cyclic_gc_paused():
+        for pod in result.pods:
+            if (pod.source, pod.document_index) != current:
+                current = (pod.source, pod.document_index)
+                document = result.documents[pod.source][pod.document_index].document
+                located = _Located(document.node, document.start_line)
+            verdict = _verdict(pod, located, policy)
+            pods.append(verdict)
+            problems.extend(_problems(pod, verdict, unresolved_level))
     diffs = unified_diffs(result) if with_diff else {}
     return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
 

@@ -23,14 +23,21 @@ if TYPE_CHECKING:
 
 
 def resolve_and_run(
-    options: RunOptions, sources: list[InputSource], policy: Policy
+    options: RunOptions, sources: list[InputSource], policy: Policy, *, edit: bool = True
 ) -> EngineResult:
-    """Run the engine with the resolver the options describe; report cache warnings."""
+    """Run the engine with the resolver the options describe; report cache warnings. With
+    ``edit=False`` the changes are decided but no document is edited (check, report)."""
     from kmultiarch.cli import warn
+    from kmultiarch.engine import read_sources, run_documents
 
     cache = options.open_cache()
     try:
-        result = run(sources, policy, resolve_function(options, policy, cache))
+        resolve = resolve_function(options, policy, cache)
+        result = (
+            run(sources, policy, resolve)
+            if edit
+            else run_documents(sources, read_sources(sources), policy, resolve, edit=False)
+        )
         if not options.quiet:
             for message in cache.warnings:
                 warn(message)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def report_images(options: RunOptions, paths: list[str], output: str) -> int:
     policy = options.load_policy()
     sources = collect_inputs(paths)
-    result = resolve_and_run(options, sources, policy)
+    result = resolve_and_run(options, sources, policy, edit=False)
     sys.stdout.write(FORMATTERS[output](inventory(result, policy), generated_at()))
     sys.stdout.flush()
     return 0
