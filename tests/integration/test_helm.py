@@ -13,6 +13,7 @@ uses isolated ``HELM_*_HOME`` directories.
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -404,3 +405,17 @@ def test_helm4_plugin_metadata_matches_the_package() -> None:
     assert metadata["version"] == kmultiarch.__version__
     commands = metadata["runtimeConfig"]["platformCommand"]
     assert {entry["command"] for entry in commands} == {"${HELM_PLUGIN_DIR}/kmultiarch-postrender"}
+
+
+def test_helm4_says_when_kmultiarch_is_not_installed(tmp_path: Path, chart: Path) -> None:
+    helm = Helm(4, tmp_path, {})
+    install_plugin(helm)
+    no_python = tmp_path / "no-kmultiarch"
+    no_python.mkdir()
+    (no_python / "python3").write_text("#!/bin/sh\nexit 1\n")  # no kmultiarch module either
+    (no_python / "python3").chmod(0o755)
+    path = f"{no_python}:/usr/bin:/bin"
+    assert shutil.which("kmultiarch", path=path) is None
+    result = helm("template", "rel", chart, "--post-renderer", "kmultiarch", PATH=path)
+    assert result.returncode == 1
+    assert "kmultiarch stopped the render: kmultiarch is not installed" in result.stderr
