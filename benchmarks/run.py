@@ -38,7 +38,6 @@ from streams import deployments_only, mixed_stream  # noqa: E402
 from support.latency_proxy import LatencyProxy  # noqa: E402
 from support.registry import RegistryServer  # noqa: E402
 from support.seed import (  # noqa: E402
-    DOCKER_MANIFEST_LIST,
     IndexEntry,
     PlatformSpec,
     Seeder,
@@ -54,13 +53,15 @@ IMAGES = 100
 COLD_IMAGES = 30
 
 
-def measured(command: Sequence[str], *, env: dict[str, str] | None = None,
-             stdin: Path | None = None) -> tuple[float, int, str]:
+def measured(
+    command: Sequence[str], *, env: dict[str, str] | None = None, stdin: Path | None = None
+) -> tuple[float, int, str]:
     """Run a command; return (wall seconds, peak RSS in KiB, stderr)."""
     stdin_file = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdin=stdin_file, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(
+        command, stdin=stdin_file, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     stderr = process.stderr.read().decode() if process.stderr else ""
@@ -86,13 +87,14 @@ def seed(server: RegistryServer) -> list[str]:
             label = f"bench-{number}"
             if number % 2 == 0:
                 images = [(oci_image(p, label), p) for p in (AMD64, ARM64)]
-                manifest = index([IndexEntry(i, p) for i, p in images]
-                                 + [attestation_entry(i) for i, _ in images])
+                manifest = index(
+                    [IndexEntry(i, p) for i, p in images]
+                    + [attestation_entry(i) for i, _ in images]
+                )
             else:
                 manifest = docker_image(AMD64, label)
             seeder.push_manifest(repository, manifest, "1.0")
             repositories.append(repository)
-    assert DOCKER_MANIFEST_LIST  # imported for completeness of the catalogue's media types
     return repositories
 
 
@@ -104,8 +106,10 @@ def main() -> int:
     args = parser.parse_args()
     for tool in ("docker-registry", "docker", "skopeo", "kmultiarch"):
         if shutil.which(tool) is None:
-            print(f"benchmarks: {tool} is not installed (scripts/install-tools, pip install -e .)",
-                  file=sys.stderr)
+            print(
+                f"benchmarks: {tool} is not installed (scripts/install-tools, pip install -e .)",
+                file=sys.stderr,
+            )
             return 2
 
     work = Path(tempfile.mkdtemp(prefix="kmultiarch-bench-"))
@@ -131,9 +135,14 @@ def main() -> int:
     return 0
 
 
-def cold_benchmarks(server: RegistryServer, proxy: LatencyProxy, repositories: list[str],
-                    work: Path, env: dict[str, str], args: argparse.Namespace
-                    ) -> dict[str, object]:
+def cold_benchmarks(
+    server: RegistryServer,
+    proxy: LatencyProxy,
+    repositories: list[str],
+    work: Path,
+    env: dict[str, str],
+    args: argparse.Namespace,
+) -> dict[str, object]:
     images = [f"{proxy.host}/{repository}:1.0" for repository in repositories[:COLD_IMAGES]]
     stream = work / "cold.yaml"
     stream.write_text(deployments_only(2 * COLD_IMAGES, images))
@@ -141,27 +150,39 @@ def cold_benchmarks(server: RegistryServer, proxy: LatencyProxy, repositories: l
     print("cold: docker manifest inspect ...", file=sys.stderr)
     loop = " ; ".join(f"docker manifest inspect --insecure {image} >/dev/null" for image in images)
     timings["docker manifest inspect (sequential)"] = median_of(
-        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0])
+        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0]
+    )
     print("cold: skopeo ...", file=sys.stderr)
-    loop = " ; ".join(f"skopeo inspect --raw --tls-verify=false docker://{image} >/dev/null"
-                      for image in images)
+    loop = " ; ".join(
+        f"skopeo inspect --raw --tls-verify=false docker://{image} >/dev/null" for image in images
+    )
     timings["skopeo inspect --raw (sequential)"] = median_of(
-        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0])
+        args.repeat, lambda: measured(["sh", "-ec", loop], env=env)[0]
+    )
     print("cold: naive python ...", file=sys.stderr)
     naive = [sys.executable, str(ROOT / "benchmarks" / "naive_resolver.py"), *images]
-    timings["naive sequential Python"] = median_of(args.repeat,
-                                                   lambda: measured(naive, env=env)[0])
+    timings["naive sequential Python"] = median_of(args.repeat, lambda: measured(naive, env=env)[0])
 
     requests: dict[str, dict[str, int]] = {}
 
     def kmultiarch(label: str, cache: Path, *extra: str) -> float:
         mark = server.mark()
-        elapsed, _, _ = measured(["kmultiarch", "mutate", "--cache-dir", str(cache), *extra,
-                                  str(stream)], env=env)
+        elapsed, _, _ = measured(
+            ["kmultiarch", "mutate", "--cache-dir", str(cache), *extra, str(stream)], env=env
+        )
         counted: dict[str, int] = {}
         for method, path, _status in mark.requests():
-            kind = "token" if "token" in path else (
-                "blob" if "/blobs/" in path else "manifest" if "/manifests/" in path else "other")
+            kind = (
+                "token"
+                if "token" in path
+                else (
+                    "blob"
+                    if "/blobs/" in path
+                    else "manifest"
+                    if "/manifests/" in path
+                    else "other"
+                )
+            )
             counted[f"{method} {kind}"] = counted.get(f"{method} {kind}", 0) + 1
         requests[label] = counted
         return elapsed
@@ -176,12 +197,21 @@ def cold_benchmarks(server: RegistryServer, proxy: LatencyProxy, repositories: l
     timings["kmultiarch, cold cache"] = statistics.median(cold_runs)
     timings["kmultiarch, warm cache"] = statistics.median(warm_runs)
     timings["kmultiarch, after tag TTL"] = statistics.median(expired_runs)
-    return {"images": len(images), "resources": 2 * len(images), "timings": timings,
-            "requests": requests}
+    return {
+        "images": len(images),
+        "resources": 2 * len(images),
+        "timings": timings,
+        "requests": requests,
+    }
 
 
-def warm_benchmarks(server: RegistryServer, repositories: list[str], work: Path,
-                    env: dict[str, str], args: argparse.Namespace) -> dict[str, object]:
+def warm_benchmarks(
+    server: RegistryServer,
+    repositories: list[str],
+    work: Path,
+    env: dict[str, str],
+    args: argparse.Namespace,
+) -> dict[str, object]:
     images = [f"{server.host}/{repository}:1.0" for repository in repositories]
     cache = work / "warm-cache"
     results: dict[str, object] = {}
@@ -191,27 +221,42 @@ def warm_benchmarks(server: RegistryServer, repositories: list[str], work: Path,
         stream.write_text(mixed_stream(resources, images))
         measured(["kmultiarch", "mutate", "--cache-dir", str(cache), str(stream)], env=env)
         print(f"warm: {resources} resources ...", file=sys.stderr)
-        runs = [measured(["kmultiarch", "mutate", "--cache-dir", str(cache), str(stream)],
-                         env=env) for _ in range(args.repeat)]
+        runs = [
+            measured(["kmultiarch", "mutate", "--cache-dir", str(cache), str(stream)], env=env)
+            for _ in range(args.repeat)
+        ]
         entry: dict[str, float] = {
             "bytes": stream.stat().st_size,
             "kmultiarch warm": statistics.median(r[0] for r in runs),
             "kmultiarch peak RSS MB": max(r[1] for r in runs) / 1024,
         }
         if resources == 2000:
-            ruamel = [sys.executable, "-c", (
-                "import sys, io\nfrom ruamel.yaml import YAML\n"
-                "y = YAML(); y.preserve_quotes = True\n"
-                "docs = list(y.load_all(open(sys.argv[1])))\n"
-                "y.dump_all(docs, io.StringIO())\n"), str(stream)]
-            entry["ruamel round trip"] = median_of(args.repeat,
-                                                   lambda: measured(ruamel, env=env)[0])
-            libyaml = [sys.executable, "-c", (
-                "import sys, yaml\n"
-                "list(yaml.compose_all(open(sys.argv[1]).read(), Loader=yaml.CSafeLoader))\n"),
-                str(stream)]
-            entry["libyaml compose"] = median_of(args.repeat,
-                                                 lambda: measured(libyaml, env=env)[0])
+            ruamel = [
+                sys.executable,
+                "-c",
+                (
+                    "import sys, io\nfrom ruamel.yaml import YAML\n"
+                    "y = YAML(); y.preserve_quotes = True\n"
+                    "docs = list(y.load_all(open(sys.argv[1])))\n"
+                    "y.dump_all(docs, io.StringIO())\n"
+                ),
+                str(stream),
+            ]
+            entry["ruamel round trip"] = median_of(
+                args.repeat, lambda command=ruamel: measured(command, env=env)[0]
+            )
+            libyaml = [
+                sys.executable,
+                "-c",
+                (
+                    "import sys, yaml\n"
+                    "list(yaml.compose_all(open(sys.argv[1]).read(), Loader=yaml.CSafeLoader))\n"
+                ),
+                str(stream),
+            ]
+            entry["libyaml compose"] = median_of(
+                args.repeat, lambda command=libyaml: measured(command, env=env)[0]
+            )
         results[str(resources)] = entry
     return results
 
@@ -229,8 +274,10 @@ def report(results: dict[str, object]) -> None:
     assert isinstance(cold, dict)
     timings: dict[str, float] = cold["timings"]
     baseline = timings["docker manifest inspect (sequential)"]
-    print(f"\n### Cold: {cold['images']} images, {cold['resources']} Deployments, "
-          f"{rtt * 1000:.0f} ms RTT\n")
+    print(
+        f"\n### Cold: {cold['images']} images, {cold['resources']} Deployments, "
+        f"{rtt * 1000:.0f} ms RTT\n"
+    )
     print("| tool | median | vs docker manifest inspect |")
     print("|---|---:|---:|")
     for name, seconds in timings.items():
@@ -251,26 +298,33 @@ def report(results: dict[str, object]) -> None:
         ruamel = entry.get("ruamel round trip")
         ratio = f"{entry['kmultiarch warm'] / ruamel:.3f}x" if ruamel else "-"
         libyaml = entry.get("libyaml compose")
-        print(f"| {int(resources):,} resources | {entry['bytes'] / 1e6:.2f} MB | "
-              f"{entry['kmultiarch warm']:.2f} s | {entry['kmultiarch peak RSS MB']:.0f} MB | "
-              f"{f'{ruamel:.2f} s' if ruamel else '-'} | {ratio} | "
-              f"{f'{libyaml:.2f} s' if libyaml else '-'} |")
+        print(
+            f"| {int(resources):,} resources | {entry['bytes'] / 1e6:.2f} MB | "
+            f"{entry['kmultiarch warm']:.2f} s | {entry['kmultiarch peak RSS MB']:.0f} MB | "
+            f"{f'{ruamel:.2f} s' if ruamel else '-'} | {ratio} | "
+            f"{f'{libyaml:.2f} s' if libyaml else '-'} |"
+        )
     startup = results["startup"]
     assert isinstance(startup, dict)
     overhead = startup["kmultiarch --version"] - startup["python -c pass"]
-    print(f"\n### Start-up\n\n`kmultiarch --version` {startup['kmultiarch --version']:.3f} s, "
-          f"`python -c pass` {startup['python -c pass']:.3f} s: +{overhead:.3f} s\n")
+    print(
+        f"\n### Start-up\n\n`kmultiarch --version` {startup['kmultiarch --version']:.3f} s, "
+        f"`python -c pass` {startup['python -c pass']:.3f} s: +{overhead:.3f} s\n"
+    )
     targets = [
         ("cold <= 0.03x the one-liner", timings["kmultiarch, cold cache"] / baseline <= 0.03),
         ("cold <= 4 round trips above warm", above <= 4),
-        ("warm 2,000 <= 0.2x ruamel round trip",
-         warm["2000"]["kmultiarch warm"] / warm["2000"]["ruamel round trip"] <= 0.2),
+        (
+            "warm 2,000 <= 0.2x ruamel round trip",
+            warm["2000"]["kmultiarch warm"] / warm["2000"]["ruamel round trip"] <= 0.2,
+        ),
         ("start-up within 0.15 s of python -c pass", overhead <= 0.15),
     ]
     if "20000" in warm:
         targets.append(("20,000 resources warm < 10 s", warm["20000"]["kmultiarch warm"] < 10))
-        targets.append(("20,000 resources peak < 600 MB",
-                        warm["20000"]["kmultiarch peak RSS MB"] < 600))
+        targets.append(
+            ("20,000 resources peak < 600 MB", warm["20000"]["kmultiarch peak RSS MB"] < 600)
+        )
     print("### Targets (issue 6)\n")
     for name, met in targets:
         print(f"- [{'x' if met else ' '}] {name}")

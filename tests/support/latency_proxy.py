@@ -54,15 +54,17 @@ class LatencyProxy:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
-    async def _handle(self, client_reader: asyncio.StreamReader,
-                      client_writer: asyncio.StreamWriter) -> None:
+    async def _handle(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
         # Cancelled only at shutdown: end quietly (asyncio logs a connection callback whose
         # task ended cancelled).
         with contextlib.suppress(asyncio.CancelledError):
             await self._relay(client_reader, client_writer)
 
-    async def _relay(self, client_reader: asyncio.StreamReader,
-                     client_writer: asyncio.StreamWriter) -> None:
+    async def _relay(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
         with self.stats._lock:
             self.stats.connections += 1
         await asyncio.sleep(self.rtt)  # the handshake
@@ -84,8 +86,9 @@ class LatencyProxy:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
-                    up: bool) -> None:
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, up: bool
+    ) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
         async def deliver() -> None:
