@@ -465,6 +465,7 @@ class _ValueBuilder:
     def build(self, root: Node) -> object:
         track = self.track_aliases
         if track:
+            self.refuse_cycles(root)
             self.visit(root)
         if isinstance(root, ScalarNode):
             return self.scalar(root)
@@ -520,6 +521,35 @@ class _ValueBuilder:
                     container[key] = child
                     stack.append((value_node, child))
         return result
+
+    def refuse_cycles(self, root: Node) -> None:
+        """An alias inside the collection its anchor names (``a: &a [*a]``) expands for ever:
+        refused at once, rather than after the alias budget was spent building copies (1 s and
+        150 MB). Each node is walked once; collections still open are the current path."""
+        finished: set[int] = set()
+        open_nodes: set[int] = set()
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            key = id(node)
+            if leaving:
+                open_nodes.discard(key)
+                finished.add(key)
+                continue
+            if key in finished or isinstance(node, ScalarNode):
+                continue
+            if key in open_nodes:
+                self.fail(
+                    node,
+                    "an alias refers to a collection that contains it (a cycle); "
+                    "expand the anchors into plain YAML",
+                )
+            open_nodes.add(key)
+            stack.append((node, True))
+            if isinstance(node, MappingNode):
+                stack.extend((child, False) for pair in node.value for child in pair)
+            else:
+                stack.extend((child, False) for child in node.value)
 
     def merged_entries(self, node: MappingNode) -> dict[Any, Any]:
         """The entries a mapping takes from its merge keys (``<<: *base``), earlier first."""

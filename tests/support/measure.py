@@ -1,14 +1,17 @@
 """Running the real ``kmultiarch`` command and measuring it: wall time and peak memory.
 
-Peak memory is the child's own ``ru_maxrss`` (``os.wait4``), so it is the kmultiarch process
-alone, whatever else the machine runs. Several runs can go at once (``run_concurrently``),
-which is how tests overlap the slow fault cases and start 16 processes on one cache.
+Peak memory is the kmultiarch process's own ``ru_maxrss`` (``os.wait4``), whatever else the
+machine runs. A child's ``ru_maxrss`` includes the memory of the process it was forked from (the
+old address space's high-water mark is kept across ``exec``), and the test process may be large:
+so a small launcher starts kmultiarch and reports its rusage. Several runs can go at once
+(``run_concurrently``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -17,6 +20,24 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+#: Runs ``python -m kmultiarch ARGS`` as its child, writes the child's ru_maxrss (KiB) to the
+#: file descriptor given first, and exits as the child did.
+_LAUNCHER = """
+import os, signal, sys
+fd, args = int(sys.argv[1]), sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    os.execv(sys.executable, [sys.executable, "-m", "kmultiarch", *args])
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, str(usage.ru_maxrss).encode())
+os.close(fd)
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 @dataclass
@@ -55,15 +76,19 @@ def run_measured(
 ) -> Measured:
     """Run ``python -m kmultiarch ARGS``; fail the test on a traceback or a hang."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
+    read_usage, write_usage = os.pipe()
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "kmultiarch", *args],
+        [sys.executable, "-c", _LAUNCHER, str(write_usage), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(env),
         cwd=cwd,
+        pass_fds=(write_usage,),
+        start_new_session=True,
     )
+    os.close(write_usage)
     outputs: dict[str, bytes] = {}
 
     def feed() -> None:
@@ -87,14 +112,15 @@ def run_measured(
     ]
     for thread in threads:
         thread.start()
-    watchdog = threading.Timer(timeout, process.kill)
+    watchdog = threading.Timer(timeout, os.killpg, (process.pid, signal.SIGKILL))
     watchdog.start()
     try:
-        _, status, usage = os.wait4(process.pid, 0)
+        process.wait()
     finally:
         watchdog.cancel()
     elapsed = time.monotonic() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
+    with os.fdopen(read_usage, "rb") as usage:
+        max_rss_kb = int(usage.read() or 0)
     for thread in threads:
         thread.join(10)
     measured = Measured(
@@ -102,7 +128,7 @@ def run_measured(
         outputs.get("stdout", b""),
         outputs.get("stderr", b"").decode("utf-8", "replace"),
         elapsed,
-        usage.ru_maxrss * 1024,
+        max_rss_kb * 1024,
     )
     assert elapsed < timeout, f"kmultiarch {' '.join(args)} was killed after {timeout} s"
     assert "Traceback" not in measured.stderr, measured.stderr

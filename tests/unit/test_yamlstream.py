@@ -252,9 +252,10 @@ def test_alias_budget_is_shared_by_the_stream(monkeypatch: pytest.MonkeyPatch) -
         read_stream(document + "---\n" + document, "s")
 
 
-def test_recursive_alias_is_refused() -> None:
-    with pytest.raises(ManifestStreamError, match="refer to themselves"):
-        read_stream("a: &a [*a]\n", "s")
+@pytest.mark.parametrize("text", ["a: &a [*a]\n", "a: &a {b: [1, {c: *a}]}\n"])
+def test_recursive_alias_is_refused_before_expanding(text: str) -> None:
+    with pytest.raises(ManifestStreamError, match=r"s:1: document 1: an alias refers to a "):
+        read_stream(text, "s")
 
 
 def test_document_size_cap(monkeypatch: pytest.MonkeyPatch) -> None:
