@@ -247,12 +247,16 @@ class FaultProxy:
     requests go through a second proxy (in front of the token issuer) that can fail them.
     """
 
-    def __init__(self, upstream: str, *, rewrite_realm: str | None = None) -> None:
+    def __init__(
+        self, upstream: str, *, rewrite_realm: str | None = None, keep_bodies: bool = False
+    ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or parts.hostname is None or parts.port is None:
             raise ValueError(f"upstream must be http://host:port, not {upstream!r}")
         self.upstream = (parts.hostname, parts.port)
         self.rewrite_realm = rewrite_realm
+        self.keep_bodies = keep_bodies
+        self._bodies: list[tuple[str, bytes]] = []
         self.stopping = threading.Event()
         self._rules: list[_Rule] = []
         self._seen: list[SeenRequest] = []
@@ -355,6 +359,11 @@ class FaultProxy:
             and path_contains in request.path
             and (faulted is None or (request.fault is not None) == faulted)
         )
+
+    def bodies(self, path_contains: str = "") -> list[bytes]:
+        """Bodies the server answered (with ``keep_bodies``), e.g. the tokens an issuer sent."""
+        with self._lock:
+            return [body for path, body in self._bodies if path_contains in path]
 
     def authorizations(self) -> list[str]:
         """Every Authorization header value the proxy received."""
@@ -501,6 +510,9 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
                 except OSError:
                     exchange.send(502, "Bad Gateway", [], b"upstream unreachable")
                     return
+            if upstream is not None and proxy.keep_bodies:
+                with proxy._lock:
+                    proxy._bodies.append((exchange.path, upstream.body))
             if fault is None:
                 assert upstream is not None
                 exchange.send(upstream.status, upstream.reason, upstream.headers, upstream.body)
