@@ -480,6 +480,7 @@ class RegistryClient:
             accept="application/json",
             cap=MAX_ERROR_BODY,
             source=source,
+            label=f"token endpoint {urlsplit(realm).netloc}",
         )
         if response.status in (401, 403):
             login = " the stored credentials were refused;" if credentials else ""
@@ -556,10 +557,13 @@ class RegistryClient:
         source: str,
         params: list[tuple[str, str]] | None = None,
         form: dict[str, str] | None = None,
+        label: str | None = None,
     ) -> _Response:
+        """``label`` names the server in messages (default: the URL's origin)."""
         import httpx
 
         assert self._client is not None, "RegistryClient used outside `async with`"
+        where = label or _origin(url)
         attempts = self.settings.retries + 1
         last_problem = ""
         for attempt in range(attempts):
@@ -577,9 +581,7 @@ class RegistryClient:
                 last_problem = _describe_transport_error(exc)
                 if _is_certificate_failure(exc):
                     # Asking again does not make a certificate trusted.
-                    raise RegistryTransportError(
-                        f"{source}: {_origin(url)}: {last_problem}"
-                    ) from exc
+                    raise RegistryTransportError(f"{source}: {where}: {last_problem}") from exc
                 retry_after = None
             else:
                 log.debug(
@@ -591,7 +593,8 @@ class RegistryClient:
                 )
                 if response.status not in RETRYABLE_STATUS:
                     return response
-                last_problem = f"{response.status} {_registry_message(response)}".strip()
+                message = _registry_message(response)
+                last_problem = f"{response.status}" + (f" ({message})" if message else "")
                 retry_after = _retry_after(response.headers.get("retry-after"))
                 if attempt == attempts - 1:
                     return response
@@ -608,7 +611,7 @@ class RegistryClient:
                     # Waiting the cap and asking again would only meet the same answer: the
                     # registry said when it will serve us, and that is later than we wait.
                     raise RegistryTransportError(
-                        f"{source}: {_origin(url)} answered {last_problem} and asks to retry "
+                        f"{source}: {where} answered {last_problem} and asks to retry "
                         f"after {retry_after:.0f} s, longer than kmultiarch waits "
                         f"({self.settings.max_retry_after:g} s); try again later"
                     )
@@ -620,7 +623,8 @@ class RegistryClient:
                     delay = max(retry_after, delay)
                 await asyncio.sleep(delay)
         raise RegistryTransportError(
-            f"{source}: {_origin(url)} did not answer after {attempts} attempts: {last_problem}"
+            f"{source}: {where} did not answer after {attempts} attempt"
+            f"{'' if attempts == 1 else 's'}: {last_problem}"
         )
 
     async def _exchange(

@@ -99,6 +99,8 @@ class Case:
     attempts: int | None = None
     flags: tuple[str, ...] = ()
     on_token_endpoint: bool = False
+    #: More words the reason must hold.
+    also: str = ""
 
 
 CASES = [
@@ -125,7 +127,7 @@ CASES = [
         "trickle-1-byte-per-second",
         Trickle(1.0),
         "unresolved",
-        "no complete answer within 4 s",
+        "did not answer after 1 attempt: no complete answer within 4 s",
         bound=4 + 1,
         attempts=1,
         flags=("--timeout", "2", "--retries", "0"),
@@ -181,8 +183,8 @@ CASES = [
         "429-retry-after-3600s",
         Status(429, {"Retry-After": "3600"}, TOO_MANY),
         "unresolved",
-        "answered 429 TOOMANYREQUESTS: slow down and asks to retry after 3600 s, longer than "
-        "kmultiarch waits (2 s); try again later",
+        "answered 429 (TOOMANYREQUESTS: slow down) and asks to retry after 3600 s, longer "
+        "than kmultiarch waits (2 s); try again later",
         bound=1,
         attempts=1,
     ),
@@ -328,7 +330,8 @@ CASES = [
         "token-endpoint-never-answers",
         Hang(),
         "unresolved",
-        "ReadTimeout",
+        "did not answer after 2 attempts: ReadTimeout",
+        also="could not be resolved: token endpoint 127.0.0.1:",
         bound=(RETRIES + 1) * TIMEOUT + 1,
         path="/token",
         attempts=RETRIES + 1,
@@ -622,6 +625,7 @@ def test_fault(case: Case, registry: SeededRegistry, fault_runs: dict[str, CaseR
     assert run.fail is not None
     scenario.assert_victim_left_unchanged(run.ignore, case.reason)
     scenario.assert_run_failed(run.fail, case.reason)
+    assert case.also in run.ignore.stderr and case.also in run.fail.stderr
     for measured in (run.ignore, run.fail):
         assert_within(measured, case.bound)
     if case.attempts is not None:
