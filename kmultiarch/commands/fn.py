@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.commands.mutate import report_findings, resolve_function
 from kmultiarch.engine import run, summarise
-from kmultiarch.inputs import collect_inputs, read_bytes
+from kmultiarch.inputs import collect_inputs, read_bytes, read_limited
 from kmultiarch.krm import run_function
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def _resource_list(options: RunOptions, factory: Callable[[Policy], Resolve]) ->
     from kmultiarch.cli import fail, warn
     from kmultiarch.yamlstream import decode_source
 
-    output = run_function(decode_source(sys.stdin.buffer.read(), "<stdin>"), factory)
+    data = read_limited(sys.stdin.buffer, "<stdin>")
+    output = run_function(decode_source(data, "<stdin>"), factory)
     sys.stdout.write(output.text)
     sys.stdout.flush()
     for result in output.results:

@@ -249,6 +249,23 @@ def test_hostile_input_is_refused_with_file_line_and_reason(
     assert not _marker(tmp_path).exists(), "a tag ran code"
 
 
+def test_an_input_larger_than_the_cap_is_refused_before_it_is_all_read(tmp_path: Path) -> None:
+    """300 MB (a sparse file: no disk used): refused after reading the 256 MB cap, not held
+    whole in memory (a 10 GB file once took 19 GB of memory before the document cap fired)."""
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as stream:
+        stream.truncate(300 * MB)
+    run = _mutate(path, tmp_path)
+    assert run.returncode == 2
+    assert run.stdout == b""
+    assert run.stderr == (
+        f"kmultiarch: error: {path}:1: the input is larger than 268435456 bytes; this is not a "
+        "rendered manifest stream, or split it\n"
+    )
+    assert run.elapsed < TIME_BOUND
+    assert run.max_rss < 400 * MB, f"{run.max_rss / MB:.0f} MB"
+
+
 def test_hostile_input_on_stdin_is_named_stdin(tmp_path: Path) -> None:
     run = _mutate(Path("-"), tmp_path, stdin=_billion_laughs())
     assert run.returncode == 2
