@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kmultiarch.cache import ResolutionCache
     from kmultiarch.lockfile import ImageLock
     from kmultiarch.policy import Policy
-    from kmultiarch.registry.client import ClientSettings
+    from kmultiarch.registry.settings import ClientSettings
     from kmultiarch.resolver import Resolver
 
 EXIT_UNEXPECTED = 3
@@ -97,7 +97,7 @@ class RunOptions:
         return load_policy(self.config)
 
     def client_settings(self) -> ClientSettings:
-        from kmultiarch.registry.client import ClientSettings
+        from kmultiarch.registry.settings import ClientSettings
 
         return ClientSettings(
             concurrency=self.concurrency,

@@ -46,6 +46,7 @@ from kmultiarch.registry.auth import (
     parse_challenge,
     repository_scope,
 )
+from kmultiarch.registry.settings import ClientSettings
 
 if TYPE_CHECKING:
     import httpx
@@ -59,20 +60,6 @@ MAX_SCOPES_PER_TOKEN_REQUEST = 50
 TOKEN_EXPIRY_MARGIN = 10.0
 DEFAULT_TOKEN_LIFETIME = 60.0
 MAX_ERROR_BODY = 64 * 1024
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """Bounds of a run's registry traffic (CLI flags set these)."""
-
-    concurrency: int = 32
-    connect_timeout: float = 5.0
-    read_timeout: float = 10.0
-    #: Total time one attempt may take, body included: bounds a server that trickles bytes.
-    attempt_timeout: float = 20.0
-    retries: int = 2
-    backoff: float = 0.25
-    max_retry_after: float = 10.0
 
 
 @dataclass(frozen=True)
