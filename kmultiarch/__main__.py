@@ -6,10 +6,14 @@ import sys
 
 
 def _skip_unused_async_backends() -> None:
-    """httpcore imports trio when it is installed (~130 ms with attrs), to support trio event
-    loops; kmultiarch runs on asyncio only. A None entry makes that import fail fast, and only
-    in kmultiarch's own process: library users are not affected."""
-    sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
+    """Imports kmultiarch's process never uses, which cost a cold run dearly when the modules
+    happen to be installed: httpcore imports trio (~130 ms with attrs) to support trio event
+    loops, and httpx imports its optional command line (``httpx._main``: click, pygments, rich;
+    ~15 ms). kmultiarch runs on asyncio and never calls httpx's CLI. A None entry makes each
+    import fail fast (both libraries expect ImportError there), and only in kmultiarch's own
+    process: library users are not affected."""
+    for unused in ("trio", "httpx._main"):
+        sys.modules.setdefault(unused, None)  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> int:
