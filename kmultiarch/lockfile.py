@@ -74,15 +74,14 @@ class ImageLock:
 
 
 def parse_lock(text: str, source: str) -> ImageLock:
-    import yaml
+    from kmultiarch.errors import ManifestStreamError
+    from kmultiarch.yamlstream import read_single_document
 
     try:
-        document = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
+        document = read_single_document(text, source)
+    except ManifestStreamError as exc:
         raise LockFileError(
-            f"{source}{where}: the lock file is not valid YAML; regenerate it with kmultiarch lock"
+            f"{exc} (the lock file is not valid YAML; regenerate it with kmultiarch lock)"
         ) from exc
     if not isinstance(document, Mapping) or document.get("kind") != KIND:
         raise LockFileError(

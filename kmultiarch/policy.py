@@ -131,14 +131,13 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
 
 
 def parse_policy_text(text: str, source: str) -> Policy:
-    import yaml
+    from kmultiarch.errors import ManifestStreamError
+    from kmultiarch.yamlstream import read_single_document
 
     try:
-        document = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise PolicyError(f"{source}{where}: policy is not valid YAML: {exc}") from exc
+        document = read_single_document(text, source)
+    except ManifestStreamError as exc:
+        raise PolicyError(f"{exc} (policy is not valid YAML)") from exc
     return policy_from_object(document, source)
 
 

@@ -171,6 +171,19 @@ def read_stream(text: str, source: str) -> list[SourceDocument]:
     return documents
 
 
+def read_single_document(text: str, source: str) -> object:
+    """The one document of a configuration file (a policy, a lock file), read with the same
+    checks as manifests: duplicate keys, unknown tags, aliases and depth. Empty gives None."""
+    values = [
+        document.value for document in read_stream(text, source) if document.value is not None
+    ]
+    if len(values) > 1:
+        raise ManifestStreamError(
+            f"{source}: holds {len(values)} YAML documents; expected exactly one"
+        )
+    return values[0] if values else None
+
+
 @contextlib.contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector (reference counting still frees everything).

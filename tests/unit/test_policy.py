@@ -315,3 +315,15 @@ def test_policy_from_object_accepts_a_parsed_function_config() -> None:
     assert policy.platforms == (ARM64,)
     assert policy.tolerations == {ARM64: ()}
     assert policy.source == "functionConfig"
+
+
+def test_a_duplicated_key_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    # A second `platforms:` would otherwise silently win over the first.
+    path = _write(
+        tmp_path, HEADER + "spec:\n  platforms: [linux/amd64]\n  platforms: [linux/arm64]\n"
+    )
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:")
+    assert "duplicate key 'platforms'" in message
