@@ -92,7 +92,7 @@ class RunOptions:
     offline: bool = False
 
     def load_policy(self) -> Policy:
-        from kmultiarch.policy import load_policy
+        from kmultiarch.policy_loading import load_policy
 
         return load_policy(self.config)
 

@@ -9,7 +9,6 @@ every problem; unknown keys are errors (a misspelt key must not silently do noth
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,33 +111,6 @@ class Policy:
 
     def registry_settings(self, registry: str) -> RegistrySettings:
         return self.registries.get(registry, RegistrySettings())
-
-
-def load_policy(path: str | os.PathLike[str] | None) -> Policy:
-    """Load the policy at ``path``, or ``$KMULTIARCH_CONFIG``, or return the defaults."""
-    if path is None:
-        path = os.environ.get(CONFIG_ENV) or None
-    if path is None:
-        return Policy()
-    source = os.fspath(path)
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise PolicyError(f"{source}: policy file not found") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{source}: cannot read policy file: {exc}") from exc
-    return parse_policy_text(text, source)
-
-
-def parse_policy_text(text: str, source: str) -> Policy:
-    from kmultiarch.errors import ManifestStreamError
-    from kmultiarch.yamlstream import read_single_document
-
-    try:
-        document = read_single_document(text, source)
-    except ManifestStreamError as exc:
-        raise PolicyError(f"{exc} (policy is not valid YAML)") from exc
-    return policy_from_object(document, source)
 
 
 def policy_from_object(document: object, source: str, *, base_dir: Path | None = None) -> Policy:

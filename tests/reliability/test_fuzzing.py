@@ -39,7 +39,8 @@ from kmultiarch.errors import (
 from kmultiarch.lockfile import parse_lock
 from kmultiarch.manifest import parse_config_platform, parse_manifest, verify_digest
 from kmultiarch.platform import Platform
-from kmultiarch.policy import Policy, parse_policy_text
+from kmultiarch.policy import Policy
+from kmultiarch.policy_loading import parse_policy_text
 from kmultiarch.reference import ImageRef
 from kmultiarch.registry.auth import parse_challenge
 from kmultiarch.registry.client import _retry_after

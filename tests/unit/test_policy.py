@@ -14,10 +14,9 @@ from kmultiarch.policy import (
     Policy,
     RegistrySettings,
     Toleration,
-    load_policy,
-    parse_policy_text,
     policy_from_object,
 )
+from kmultiarch.policy_loading import load_policy, parse_policy_text
 
 AMD64 = Platform("linux", "amd64")
 ARM64 = Platform("linux", "arm64")
