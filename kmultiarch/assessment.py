@@ -114,8 +114,7 @@ class PodVerdict:
 
     @property
     def workload(self) -> str:
-        namespace = f"{self.resource.namespace}/" if self.resource.namespace else ""
-        return f"{self.resource.kind} {namespace}{self.resource.name}"
+        return self.resource.display_name
 
 
 @dataclass(frozen=True)
@@ -338,8 +337,7 @@ class WorkloadUse:
 
     @property
     def workload(self) -> str:
-        namespace = f"{self.resource.namespace}/" if self.resource.namespace else ""
-        return f"{self.resource.kind} {namespace}{self.resource.name}"
+        return self.resource.display_name
 
 
 @dataclass(frozen=True)
@@ -368,8 +366,7 @@ class WorkloadEntry:
 
     @property
     def workload(self) -> str:
-        namespace = f"{self.resource.namespace}/" if self.resource.namespace else ""
-        return f"{self.resource.kind} {namespace}{self.resource.name}"
+        return self.resource.display_name
 
 
 @dataclass

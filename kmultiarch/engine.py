@@ -53,6 +53,12 @@ class ResourceRef:
     name: str
     namespace: str
 
+    @property
+    def display_name(self) -> str:
+        """``Kind namespace/name``: how messages and tables name a resource."""
+        namespace = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {namespace}{self.name}"
+
     def as_dict(self) -> dict[str, str]:
         ref = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
         if self.namespace:
@@ -78,8 +84,7 @@ class Finding:
         if self.line is not None:
             where += f":{self.line}"
         if self.resource is not None:
-            namespace = f"{self.resource.namespace}/" if self.resource.namespace else ""
-            where += f": {self.resource.kind} {namespace}{self.resource.name}"
+            where += f": {self.resource.display_name}"
         return where
 
 
