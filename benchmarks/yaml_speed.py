@@ -17,8 +17,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import TypeVar
 
-from kmultiarch.yamledit import apply_operations, apply_operations_roundtrip
-from kmultiarch.yamlstream import SourceDocument, join_documents, read_stream
+from kmultiarch.yaml.edit import apply_operations, apply_operations_roundtrip
+from kmultiarch.yaml.stream import SourceDocument, join_documents, read_stream
 
 T = TypeVar("T")
 

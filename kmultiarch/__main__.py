@@ -19,12 +19,12 @@ def _skip_unused_async_backends() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
-        from kmultiarch import __version__
+        from kmultiarch.version import __version__
 
         print(f"kmultiarch {__version__}")
         return 0
     _skip_unused_async_backends()
-    from kmultiarch.cli import run
+    from kmultiarch.cli.app import run
 
     return run(args)
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 def krm_main() -> int:
     """``kmultiarch-fn``: the KRM function, for runners that cannot pass arguments."""
     _skip_unused_async_backends()
-    from kmultiarch.cli import run
+    from kmultiarch.cli.app import run
 
     return run(["fn", *sys.argv[1:]])
 

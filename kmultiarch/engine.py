@@ -7,22 +7,21 @@ returns data: new document texts, per-pod outcomes and findings; it never prints
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kmultiarch.errors import InvalidReferenceError
-from kmultiarch.platform import Platform, format_platforms
-from kmultiarch.policy import Policy
-from kmultiarch.reference import ImageRef
-from kmultiarch.resolver import Resolution
-from kmultiarch.scheduling import (
+from kmultiarch.core.platform import Platform, format_platforms
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import Resolution, Resolve
+from kmultiarch.core.scheduling import (
     Operation,
     PodPlan,
     plan_pod_with_inherited,
     supported_platforms,
 )
-from kmultiarch.workloads import (
+from kmultiarch.core.workloads import (
     ContainerImage,
     PodTarget,
     Workload,
@@ -30,20 +29,12 @@ from kmultiarch.workloads import (
     format_field_path,
     is_skipped,
 )
-from kmultiarch.yamledit import apply_operations
-from kmultiarch.yamlstream import SourceDocument, read_stream
+from kmultiarch.errors import InvalidReferenceError
+from kmultiarch.yaml.edit import apply_operations
+from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
 
 Severity = Literal["error", "warning", "info"]
 PodStatus = Literal["changed", "unchanged", "skipped", "excluded", "unresolved", "conflict"]
-Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
-
-
-@dataclass(frozen=True)
-class InputSource:
-    """One input: a file's text, or stdin's."""
-
-    name: str
-    text: str
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kmultiarch import __version__
-from kmultiarch.assessment import RULES, CheckResult, PodVerdict, Problem
+from kmultiarch.assess.assessment import RULES, CheckResult, PodVerdict, Problem
 from kmultiarch.output import display_path, table
+from kmultiarch.version import __version__
 
 VERDICT_TEXT = {
     "ok": "ok",

@@ -6,9 +6,9 @@ import json
 from html import escape
 from typing import Any
 
-from kmultiarch import __version__
-from kmultiarch.assessment import ImageEntry, Inventory, WorkloadEntry
+from kmultiarch.assess.assessment import ImageEntry, Inventory, WorkloadEntry
 from kmultiarch.output import display_path, table
+from kmultiarch.version import __version__
 
 SUMMARY_LABELS = {
     "workloads": "workloads (pod specs)",

@@ -22,7 +22,6 @@ import email.utils
 import ipaddress
 import logging
 import random
-import ssl
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -30,15 +29,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from kmultiarch.core.oci import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
+from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.reference import DOCKER_HUB
 from kmultiarch.errors import (
     ManifestError,
     RegistryAuthError,
     RegistryError,
     RegistryTransportError,
 )
-from kmultiarch.manifest import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
-from kmultiarch.policy import RegistrySettings
-from kmultiarch.reference import DOCKER_HUB
 from kmultiarch.registry.auth import (
     Challenge,
     Credentials,
@@ -771,16 +770,7 @@ _TRANSPORT_ERROR_MEANINGS = {
 }
 
 
-def ssl_context_for(settings: RegistrySettings) -> ssl.SSLContext:
-    import certifi
-
-    context = ssl.create_default_context(cafile=certifi.where())
-    if settings.ca is not None:
-        context.load_verify_locations(cafile=str(settings.ca))
-    return context
-
-
 def _user_agent() -> str:
-    from kmultiarch import __version__
+    from kmultiarch.version import __version__
 
     return f"kmultiarch/{__version__}"

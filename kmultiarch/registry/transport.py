@@ -6,8 +6,7 @@ import ssl
 
 import httpx
 
-from kmultiarch.policy import RegistrySettings
-from kmultiarch.registry.client import ssl_context_for
+from kmultiarch.core.policy import RegistrySettings
 
 
 class LazyTransport(httpx.AsyncBaseTransport):
@@ -49,3 +48,12 @@ class LazyTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         for transport in self._transports.values():
             await transport.aclose()
+
+
+def ssl_context_for(settings: RegistrySettings) -> ssl.SSLContext:
+    import certifi
+
+    context = ssl.create_default_context(cafile=certifi.where())
+    if settings.ca is not None:
+        context.load_verify_locations(cafile=str(settings.ca))
+    return context

@@ -21,7 +21,7 @@ from support import SeededRegistry
 from support.cli import clean_env
 from support.measure import Invocation, Measured, run_concurrently, run_measured
 
-from kmultiarch.cache import DiskCacheBackend
+from kmultiarch.resolve.cache import DiskCacheBackend
 
 PROCESSES = 16
 IMAGES = ["multiarch-oci", "multiarch-docker", "single-oci-arm64", "nested-index", "team-app-api"]

@@ -25,8 +25,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support.seed import SEEDED
 
-from kmultiarch.cache import MemoryCacheBackend, ResolutionCache
-from kmultiarch.engine import InputSource, run
+from kmultiarch.core.oci import parse_config_platform, parse_manifest, verify_digest
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.workloads import find_workloads
+from kmultiarch.engine import run
 from kmultiarch.errors import (
     InputError,
     InvalidPlatformError,
@@ -36,17 +40,12 @@ from kmultiarch.errors import (
     ManifestStreamError,
     PolicyError,
 )
-from kmultiarch.lockfile import parse_lock
-from kmultiarch.manifest import parse_config_platform, parse_manifest, verify_digest
-from kmultiarch.platform import Platform
-from kmultiarch.policy import Policy
-from kmultiarch.policy_loading import parse_policy_text
-from kmultiarch.reference import ImageRef
+from kmultiarch.io.config import parse_lock, parse_policy_text
 from kmultiarch.registry.auth import parse_challenge
 from kmultiarch.registry.client import _retry_after
-from kmultiarch.resolver import Resolver
-from kmultiarch.workloads import find_workloads
-from kmultiarch.yamlstream import decode_source, read_stream
+from kmultiarch.resolve.cache import MemoryCacheBackend, ResolutionCache
+from kmultiarch.resolve.resolver import Resolver
+from kmultiarch.yaml.stream import InputSource, decode_source, read_stream
 
 SOURCE = "fuzz"
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

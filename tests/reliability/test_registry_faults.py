@@ -51,7 +51,7 @@ from support.fault_proxy import (
 )
 from support.measure import Invocation, Measured, run_concurrently, run_measured
 
-from kmultiarch.cache import DiskCacheBackend
+from kmultiarch.resolve.cache import DiskCacheBackend
 
 TIMEOUT = 1.0
 RETRIES = 1

@@ -1,38 +1,41 @@
-"""The pure core imports nothing from the edges: no HTTP, no CLI, no disk cache, no YAML editor.
+"""The package's layers (docs/architecture.md), checked two ways.
 
-Two checks: what importing a module really loads (a fresh interpreter per module), and every
-import statement in its source, including those inside functions (which a run would load later).
+import-linter's contracts in pyproject.toml are the rule (layers import only downward; the core
+imports no third-party I/O library; only the CLI imports click); these tests run them, look for
+import cycles, lazy imports included, and check what importing a core module really loads in a
+fresh interpreter.
 """
 
 from __future__ import annotations
 
-import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 import kmultiarch
 
 PACKAGE = Path(kmultiarch.__file__).parent
-PURE = ["reference", "platform", "manifest", "policy", "scheduling", "workloads"]
+REPO = PACKAGE.parent
+CORE = sorted(path.stem for path in (PACKAGE / "core").glob("*.py") if path.stem != "__init__")
 EDGES = (
     "httpx",
     "httpcore",
     "click",
     "diskcache",
     "ruamel",
+    "yaml",
+    "redis",
     "kmultiarch.registry",
     "kmultiarch.cli",
-    "kmultiarch.commands",
-    "kmultiarch.cache",
-    "kmultiarch.resolver",
+    "kmultiarch.resolve",
     "kmultiarch.engine",
-    "kmultiarch.inputs",
-    "kmultiarch.yamlstream",
-    "kmultiarch.yamledit",
+    "kmultiarch.io",
+    "kmultiarch.yaml",
 )
 
 
@@ -47,47 +50,99 @@ def _loaded_by(module: str) -> list[str]:
         capture_output=True,
         text=True,
         check=True,
-        cwd=PACKAGE.parent,
+        cwd=REPO,
         timeout=60,
     )
     loaded: list[str] = json.loads(result.stdout)
     return loaded
 
 
-@pytest.mark.parametrize("module", PURE)
-def test_importing_a_pure_module_loads_no_edge(module: str) -> None:
-    loaded = _loaded_by(f"kmultiarch.{module}")
-    assert f"kmultiarch.{module}" in loaded
+def test_the_core_has_the_modules_the_architecture_names() -> None:
+    expected = {"reference", "platform", "oci", "policy", "lock", "resolution", "workloads"}
+    assert expected | {"scheduling", "patch"} <= set(CORE)
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_importing_a_core_module_loads_no_edge(module: str) -> None:
+    loaded = _loaded_by(f"kmultiarch.core.{module}")
+    assert f"kmultiarch.core.{module}" in loaded
     assert [name for name in loaded if _is_edge(name)] == []
 
 
 def test_the_check_sees_an_edge_when_there_is_one() -> None:
-    loaded = _loaded_by("kmultiarch.cli")
+    loaded = _loaded_by("kmultiarch.cli.app")
     assert "click" in loaded
     assert _is_edge("httpx") and _is_edge("kmultiarch.registry.auth")
-    assert not _is_edge("kmultiarch.reference") and not _is_edge("httpxyz")
+    assert not _is_edge("kmultiarch.core.reference") and not _is_edge("httpxyz")
 
 
-def _imported_names(source: str) -> list[str]:
-    names: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the package
-                names.append(f"kmultiarch.{node.module}" if node.module else "kmultiarch")
-            elif node.module:
-                names.append(node.module)
-                names.extend(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+def test_importing_the_package_loads_nothing_else() -> None:
+    loaded = _loaded_by("kmultiarch")
+    assert [name for name in loaded if name.startswith("kmultiarch")] == [
+        "kmultiarch",
+        "kmultiarch.version",
+    ]
 
 
-@pytest.mark.parametrize("module", PURE)
-def test_no_import_statement_reaches_an_edge(module: str) -> None:
-    source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
-    assert [name for name in _imported_names(source) if _is_edge(name)] == []
+def test_import_linter_contracts_hold() -> None:
+    lint_imports = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    result = subprocess.run(
+        [lint_imports, "--no-cache"], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
 
 
-def test_the_source_check_sees_function_level_imports() -> None:
-    source = "def f():\n    import diskcache\n    from kmultiarch import cli\n"
-    assert [n for n in _imported_names(source) if _is_edge(n)] == ["diskcache", "kmultiarch.cli"]
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    found: list[list[str]] = []
+    for module in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            chain = graph.find_shortest_chain(importer=imported, imported=module)
+            if chain:
+                found.append([module, *chain])
+    return found
+
+
+def test_there_is_no_import_cycle_lazy_imports_included() -> None:
+    graph = grimp.build_graph("kmultiarch", cache_dir=None)
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "cyclic"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from cyclic import b\n")
+    (package / "b.py").write_text("from cyclic import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("cyclic", cache_dir=None)
+    assert _cycles(graph) != []
+
+
+def test_the_public_api() -> None:
+    assert kmultiarch.ImageRef.parse("nginx").name == "docker.io/library/nginx"
+    assert str(kmultiarch.Platform.parse("linux/arm64")) == "linux/arm64"
+    assert set(kmultiarch.__all__) >= {"ImageRef", "Platform", "Policy", "mutate_text"}
+    with pytest.raises(AttributeError):
+        _ = kmultiarch.no_such_name  # type: ignore[attr-defined]
+
+
+def test_mutate_text_runs_the_engine_with_the_given_resolver() -> None:
+    from kmultiarch.core.resolution import Resolution
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n"
+        "spec:\n  containers:\n  - name: web\n    image: example.com/web:1\n"
+    )
+    amd64 = frozenset({kmultiarch.Platform.parse("linux/amd64")})
+
+    def resolve(references: list[kmultiarch.ImageRef]) -> dict[kmultiarch.ImageRef, Resolution]:
+        return {
+            reference: Resolution(reference, amd64, "sha256:" + "0" * 64)
+            for reference in references
+        }
+
+    result = kmultiarch.mutate_text(text, resolve=resolve)
+    assert "kubernetes.io/arch" in result.stream()
+    assert result.findings == []
+    assert kmultiarch.mutate_text(result.stream(), resolve=resolve).stream() == result.stream()

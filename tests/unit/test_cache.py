@@ -10,7 +10,8 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from kmultiarch.cache import (
+from kmultiarch.core.platform import Platform
+from kmultiarch.resolve.cache import (
     CACHE_DIR_ENV,
     DiskCacheBackend,
     MemoryCacheBackend,
@@ -19,7 +20,6 @@ from kmultiarch.cache import (
     default_cache_dir,
     open_cache,
 )
-from kmultiarch.platform import Platform
 
 DIGEST = "sha256:" + "a" * 64
 OTHER = "sha256:" + "b" * 64
@@ -126,7 +126,7 @@ def test_tag_freshness(cache: ResolutionCache, age: float, fresh: bool) -> None:
 
 def test_memory_backend_expires_entries(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("kmultiarch.cache.time.time", lambda: clock[0])
+    monkeypatch.setattr("kmultiarch.resolve.cache.time.time", lambda: clock[0])
     backend = MemoryCacheBackend()
     backend.set("k", {"a": 1}, expire=10)
     backend.set("forever", {"b": 2})

@@ -7,12 +7,12 @@ import io
 
 import pytest
 
-from kmultiarch.assessment import line_of
-from kmultiarch.manifestfiles import non_manifest_reason
+from kmultiarch.assess.assessment import line_of
+from kmultiarch.io.manifestfiles import non_manifest_reason
+from kmultiarch.io.progress import HANDFUL, ProgressLine
 from kmultiarch.output import default_format, display_path, table
 from kmultiarch.output.check import _escape_data, _escape_property
-from kmultiarch.progress import HANDFUL, ProgressLine
-from kmultiarch.yamlstream import read_stream
+from kmultiarch.yaml.stream import read_stream
 
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"

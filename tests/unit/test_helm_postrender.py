@@ -7,7 +7,7 @@ import posixpath
 import pytest
 import yaml
 
-from kmultiarch.commands.helm import FILENAME_ANNOTATION, failure_document, failure_message
+from kmultiarch.cli.commands.helm import FILENAME_ANNOTATION, failure_document, failure_message
 
 
 @pytest.mark.parametrize(

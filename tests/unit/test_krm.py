@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import Policy
 from kmultiarch.errors import PolicyError
-from kmultiarch.krm import policy_from_function_config
-from kmultiarch.platform import Platform
-from kmultiarch.policy import Policy
+from kmultiarch.krm.function import policy_from_function_config
 
 
 def configmap(**data: object) -> dict[str, object]:

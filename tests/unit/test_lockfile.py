@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.lockfile import (
-    ImageLock,
-    LockEntry,
-    LockFileError,
-    format_lock,
-    load_lock,
-    parse_lock,
-    write_lock,
-)
-from kmultiarch.platform import Platform
-from kmultiarch.reference import ImageRef
+from kmultiarch.core.lock import ImageLock, LockEntry, LockFileError, format_lock
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.io.config import load_lock, parse_lock, write_lock
 
 
 def digest(seed: str) -> str:

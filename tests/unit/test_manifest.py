@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch import manifest
-from kmultiarch.errors import KmultiarchError, ManifestError
-from kmultiarch.manifest import (
+from kmultiarch.core import oci as manifest
+from kmultiarch.core.oci import (
     ParsedManifest,
     compute_digest,
     parse_config_platform,
     parse_manifest,
     verify_digest,
 )
-from kmultiarch.platform import Platform
+from kmultiarch.core.platform import Platform
+from kmultiarch.errors import KmultiarchError, ManifestError
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:" + "2" * 64

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.errors import InvalidPlatformError, KmultiarchError
-from kmultiarch.platform import Platform, format_platforms
 
 # text -> canonical form (REFERENCE.md section 1, containerd platforms normalisation)
 GOOD = [

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.errors import PolicyError
-from kmultiarch.platform import Platform
-from kmultiarch.policy import (
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import (
     CONFIG_ENV,
     Policy,
     RegistrySettings,
     Toleration,
     policy_from_object,
 )
-from kmultiarch.policy_loading import load_policy, parse_policy_text
+from kmultiarch.errors import PolicyError
+from kmultiarch.io.config import load_policy, parse_policy_text
 
 AMD64 = Platform("linux", "amd64")
 ARM64 = Platform("linux", "arm64")

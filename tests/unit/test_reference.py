@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kmultiarch.core.reference import ImageRef
 from kmultiarch.errors import InvalidReferenceError, KmultiarchError
-from kmultiarch.reference import ImageRef
 
 SHA = "sha256:" + "0123456789abcdef" * 4
 SHA512 = "sha512:" + "ab" * 64

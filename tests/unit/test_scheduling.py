@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmultiarch.platform import Platform
-from kmultiarch.policy import Policy, Toleration
-from kmultiarch.scheduling import (
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.scheduling import (
     PodPlan,
     plan_pod,
     required_labels,

@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonpointer import JsonPointer  # type: ignore[import-untyped]
 
-from kmultiarch.workloads import (
+from kmultiarch.core.patch import json_pointer
+from kmultiarch.core.workloads import (
     POD_SPEC_PATHS,
     WORKFLOW_SPEC_PATHS,
     Workload,
     find_workloads,
     format_field_path,
     is_skipped,
-    json_pointer,
 )
 
 SKIP = "kmultiarch.dev/skip"

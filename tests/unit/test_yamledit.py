@@ -18,15 +18,15 @@ import yaml
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from kmultiarch import yamledit
+from kmultiarch.core.patch import apply_patch
 from kmultiarch.errors import ManifestStreamError
-from kmultiarch.yamledit import (
+from kmultiarch.yaml import edit as yamledit
+from kmultiarch.yaml.edit import (
     apply_operations,
     apply_operations_roundtrip,
-    patched_value,
     render_scalar,
 )
-from kmultiarch.yamlstream import SourceDocument, join_documents, read_stream
+from kmultiarch.yaml.stream import SourceDocument, join_documents, read_stream
 
 POD = "/spec/template/spec"
 TOLERATION: dict[str, Any] = {
@@ -510,7 +510,7 @@ def test_patched_value_does_not_change_its_input() -> None:
         {"op": "add", "path": "/a/x", "value": operation_value},
         {"op": "add", "path": "/a/x/c/-", "value": 3},
     ]
-    assert patched_value(value, operations) == {"a": {"b": [1, 2], "x": {"c": [3]}}}
+    assert apply_patch(value, operations) == {"a": {"b": [1, 2], "x": {"c": [3]}}}
     assert value == {"a": {"b": [1]}} and operation_value == {"c": []}
 
 
@@ -835,7 +835,7 @@ def _inserts_only(
     final_newline=st.booleans(),
     header=st.booleans(),
 )
-def test_edits_read_back_as_the_patched_value(
+def test_edits_read_back_as_the_apply_patch(
     data: st.DataObject,
     value: dict[str, Any],
     seed: int,

@@ -12,9 +12,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmultiarch import yamlstream
 from kmultiarch.errors import ManifestStreamError
-from kmultiarch.yamlstream import decode_source, join_documents, read_stream
+from kmultiarch.yaml import stream as yamlstream
+from kmultiarch.yaml.stream import decode_source, join_documents, read_stream
 
 HELM = """\
 ---

@@ -1,0 +1,94 @@
+"""kmultiarch as a library, for programs that embed it (an Argo CD plugin, a CI script).
+
+The whole public surface is here and re-exported by :mod:`kmultiarch`::
+
+    import kmultiarch
+
+    policy = kmultiarch.load_policy("policy.yaml")          # or kmultiarch.Policy()
+    result = kmultiarch.mutate_text(rendered_yaml, policy)
+    print(result.stream())                                 # the transformed stream
+    for finding in result.findings:                        # warnings and errors, as data
+        print(finding.severity, finding.location(), finding.message)
+
+    platforms = await kmultiarch.resolve_platforms(["nginx:1.27"])   # inside an event loop
+
+Everything else in the package is internal and may change between releases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import Resolution, Resolve
+from kmultiarch.engine import EngineResult, Finding, run
+from kmultiarch.io.config import load_policy
+from kmultiarch.resolve.cache import ResolutionCache, open_cache
+from kmultiarch.resolve.resolver import Resolver
+from kmultiarch.yaml.stream import InputSource
+
+__all__ = [
+    "EngineResult",
+    "Finding",
+    "ImageRef",
+    "Platform",
+    "Policy",
+    "Resolution",
+    "Resolver",
+    "load_policy",
+    "mutate_text",
+    "open_cache",
+    "resolve_platforms",
+]
+
+
+def mutate_text(
+    text: str,
+    policy: Policy | None = None,
+    *,
+    resolve: Resolve | None = None,
+    cache_dir: Path | None = None,
+    source: str = "<text>",
+) -> EngineResult:
+    """Decide and edit every pod template in the YAML stream ``text``.
+
+    ``resolve`` answers image references with their platforms; by default a :class:`Resolver`
+    with the policy's registries and the disk cache at ``cache_dir`` (the default cache
+    directory when None). Must not be called from a running event loop when it has to look
+    images up: use :func:`resolve_platforms` first and pass a ``resolve`` over its answers.
+    Raises :class:`kmultiarch.errors.KmultiarchError` subclasses on bad input.
+    """
+    chosen = policy if policy is not None else Policy()
+    sources = [InputSource(source, text)]
+    if resolve is not None:
+        return run(sources, chosen, resolve)
+    cache = open_cache(cache_dir)
+    try:
+        return run(sources, chosen, Resolver(chosen, cache).resolve)
+    finally:
+        cache.close()
+
+
+async def resolve_platforms(
+    images: Iterable[str | ImageRef],
+    policy: Policy | None = None,
+    *,
+    cache: ResolutionCache | None = None,
+) -> dict[ImageRef, Resolution]:
+    """The platforms of each image, from overrides, the cache or its registry; async, for
+    callers that already run an event loop. A failed lookup is a :class:`Resolution` whose
+    ``error`` says why, never an exception."""
+    chosen = policy if policy is not None else Policy()
+    references = [
+        image if isinstance(image, ImageRef) else ImageRef.parse(image) for image in images
+    ]
+    owned = cache is None
+    used = open_cache(None) if cache is None else cache
+    try:
+        return await Resolver(chosen, used).resolve_async(references)
+    finally:
+        if owned:
+            used.close()

@@ -1,0 +1,1 @@
+"""Views over the engine's result: check verdicts, the image inventory."""

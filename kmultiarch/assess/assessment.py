@@ -1,0 +1,510 @@
+"""What ``check`` and ``report`` tell: verdicts per pod, problems with their source lines, and the
+image inventory. Plain data built from an :class:`~kmultiarch.engine.EngineResult`; no I/O and
+no formatting (``kmultiarch.output`` formats, as yamllint's CLI alone formats its problems).
+
+Rules of ``check`` (each problem names one):
+
+========================  ===============================================================
+``needs-scheduling``      ``mutate`` would add tolerations or node affinity to the pod
+``no-common-platform``    no platform of the cluster runs every image of the pod
+``scheduling-conflict``   the pod's nodeSelector or affinity contradicts its images
+``unresolved-image``      an image's platforms could not be resolved (an error under
+                          ``failurePolicy: Fail``, else a warning)
+========================  ===============================================================
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from yaml.nodes import MappingNode, SequenceNode
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.scheduling import supported_platforms
+from kmultiarch.core.workloads import format_field_path
+from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome, ResourceRef
+from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
+
+Level = Literal["error", "warning"]
+Verdict = Literal[
+    "ok",
+    "needs-change",
+    "no-common-platform",
+    "scheduling-conflict",
+    "unresolved",
+    "skipped",
+    "excluded",
+]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    summary: str
+    help: str
+
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            "needs-scheduling",
+            "MissingTolerationsOrAffinity",
+            "A pod lacks the tolerations or node affinity its images need",
+            "Run `kmultiarch fix FILE` (or `kmultiarch mutate --in-place FILE`) to add them, or "
+            'annotate the workload kmultiarch.dev/skip: "true" to opt out.',
+        ),
+        Rule(
+            "no-common-platform",
+            "NoCommonPlatform",
+            "No node platform of the cluster runs every image of the pod",
+            "Use images built for a common platform (a multi-arch build), or add the platform "
+            "they share to spec.platforms of the policy if the cluster has such nodes.",
+        ),
+        Rule(
+            "scheduling-conflict",
+            "SchedulingConflict",
+            "The pod's nodeSelector or node affinity contradicts the platforms of its images",
+            "Change the nodeSelector or affinity to an architecture every image of the pod "
+            "supports, or use images built for it.",
+        ),
+        Rule(
+            "unresolved-image",
+            "UnresolvedImage",
+            "The platforms of an image could not be resolved",
+            "Check that the image exists and that the registry is reachable with your "
+            "credentials; add it to the lock file (`kmultiarch lock`), or declare its platforms "
+            "under spec.overrides of the policy.",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ContainerRow:
+    name: str
+    image: str
+    line: int
+    reference: str | None
+    platforms: tuple[str, ...] | None  # None when not resolved
+    digest: str | None
+    resolved_from: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class PodVerdict:
+    source: str
+    line: int
+    resource: ResourceRef
+    field_path: str
+    verdict: Verdict
+    containers: tuple[ContainerRow, ...]
+    supported: tuple[str, ...]
+    changes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def workload(self) -> str:
+        return self.resource.display_name
+
+
+@dataclass(frozen=True)
+class Problem:
+    rule: str
+    level: Level
+    message: str
+    source: str
+    line: int
+    resource: ResourceRef
+    field_path: str
+    image: str | None = None
+
+
+@dataclass
+class CheckResult:
+    pods: list[PodVerdict]
+    problems: list[Problem]
+    diffs: dict[str, str] = field(default_factory=dict)
+    cluster: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return any(problem.level == "error" for problem in self.problems)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for pod in self.pods:
+            counts[pod.verdict] = counts.get(pod.verdict, 0) + 1
+        return counts
+
+
+def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> CheckResult:
+    """Verdicts and problems for every pod the engine saw."""
+    pods: list[PodVerdict] = []
+    problems: list[Problem] = []
+    unresolved_level: Level = "error" if policy.failure_policy == "Fail" else "warning"
+    # A document's node tree is composed on each access (yamlstream keeps none): once per
+    # document here, for all the lines asked of it, and dropped when the next document starts
+    # (pods come in document order; node trees are some 30 times the size of their text).
+    current: tuple[str, int] | None = None
+    located = _Located(None, 0)
+    with cyclic_gc_paused():
+        for pod in result.pods:
+            if (pod.source, pod.document_index) != current:
+                current = (pod.source, pod.document_index)
+                document = result.documents[pod.source][pod.document_index].document
+                located = _Located(document.node, document.start_line)
+            verdict = _verdict(pod, located, policy)
+            pods.append(verdict)
+            problems.extend(_problems(pod, verdict, unresolved_level))
+    diffs = unified_diffs(result) if with_diff else {}
+    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
+
+
+def unified_diffs(result: EngineResult) -> dict[str, str]:
+    """Per changed source, the unified diff of what ``mutate`` would write."""
+    diffs: dict[str, str] = {}
+    originals = {source.name: source.text for source in result.sources}
+    for name in result.changed_sources():
+        label = name.removeprefix("./")
+        diffs[name] = "".join(
+            difflib.unified_diff(
+                originals[name].splitlines(keepends=True),
+                result.output_of(name).splitlines(keepends=True),
+                fromfile=f"a/{label}",
+                tofile=f"b/{label}",
+            )
+        )
+    return diffs
+
+
+def _verdict(pod: PodOutcome, document: _Located, policy: Policy) -> PodVerdict:
+    containers = tuple(_container_row(image, document) for image in pod.images)
+    plan = pod.plan
+    supported = tuple(str(p) for p in policy.platforms if plan and p in plan.supported)
+    verdict: Verdict
+    if pod.status == "changed":
+        verdict = "needs-change"
+    elif pod.status == "conflict":
+        verdict = (
+            "no-common-platform"
+            if plan is not None and not plan.supported
+            else ("scheduling-conflict")
+        )
+    elif pod.status == "unresolved":
+        verdict = "unresolved"
+    elif pod.status == "skipped":
+        verdict = "skipped"
+    elif pod.status == "excluded":
+        verdict = "excluded"
+    else:
+        verdict = "ok"
+    return PodVerdict(
+        source=pod.source,
+        line=document.line_of(pod.target.path),
+        resource=pod.resource,
+        field_path=pod.target.field_path,
+        verdict=verdict,
+        containers=containers,
+        supported=supported,
+        changes=describe_changes(pod, policy) if verdict == "needs-change" else (),
+        problems=plan.problems if plan is not None else (),
+    )
+
+
+def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
+    resolution = image.resolution
+    ok = resolution is not None and resolution.ok
+    error = image.problem or (resolution.error if resolution is not None else None)
+    return ContainerRow(
+        name=image.container.name,
+        image=image.container.image,
+        line=document.line_of((*image.container.path, "image")),
+        reference=str(image.reference) if image.reference is not None else None,
+        platforms=tuple(sorted(str(p) for p in resolution.platforms))
+        if ok and resolution is not None
+        else None,
+        digest=resolution.digest if resolution is not None else None,
+        resolved_from=resolution.source if ok and resolution is not None else None,
+        error=error,
+    )
+
+
+def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
+    """What ``mutate`` would add to the pod, in words."""
+    plan = pod.plan
+    if plan is None:
+        return ()
+    changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
+    touches_affinity = any("/affinity" in str(op.get("path", "")) for op in plan.operations)
+    if touches_affinity and plan.required_labels:
+        verb = "require" if policy.node_affinity == "required" else "prefer"
+        for label, values in plan.required_labels.items():
+            changes.append(f"{verb} node affinity {label} In [{', '.join(values)}]")
+    elif touches_affinity:
+        changes.append("update node affinity")
+    return tuple(changes)
+
+
+def _toleration_text(toleration: Mapping[str, object]) -> str:
+    key = str(toleration.get("key", "")) or "*"
+    value = toleration.get("value")
+    effect = toleration.get("effect")
+    text = key if toleration.get("operator") == "Exists" else f"{key}={value}"
+    return f"{text}:{effect}" if effect else text
+
+
+def _problems(pod: PodOutcome, verdict: PodVerdict, unresolved_level: Level) -> list[Problem]:
+    where = verdict.workload
+
+    def problem(rule: str, level: Level, message: str) -> Problem:
+        return Problem(
+            rule, level, message, pod.source, verdict.line, pod.resource, verdict.field_path
+        )
+
+    if verdict.verdict == "needs-change":
+        runs_on = ", ".join(verdict.supported) or "no platform"
+        return [
+            problem(
+                "needs-scheduling",
+                "error",
+                f"{where}: {'; '.join(verdict.changes)} (its images run on {runs_on}); "
+                "run `kmultiarch fix` to apply",
+            )
+        ]
+    if verdict.verdict in ("no-common-platform", "scheduling-conflict"):
+        images = "; ".join(
+            f"{row.image}: {', '.join(row.platforms or ())}" for row in verdict.containers
+        )
+        return [
+            problem(verdict.verdict, "error", f"{where}: {text} ({images})")
+            for text in verdict.problems
+        ]
+    if verdict.verdict == "unresolved":
+        return [
+            Problem(
+                "unresolved-image",
+                unresolved_level,
+                f"{where}: image {row.image!r} of container {row.name!r} could not be "
+                f"resolved: {_without_reference(row)}",
+                pod.source,
+                row.line,
+                pod.resource,
+                format_field_path((*_container_path(pod, row), "image")),
+                row.image,
+            )
+            for row in verdict.containers
+            if row.error
+        ]
+    return []
+
+
+def _container_path(pod: PodOutcome, row: ContainerRow) -> tuple[str | int, ...]:
+    for image in pod.images:
+        if image.container.name == row.name and image.container.image == row.image:
+            return image.container.path
+    return pod.target.path
+
+
+def _without_reference(row: ContainerRow) -> str:
+    error = row.error or "unknown error"
+    if row.reference and error.startswith(f"{row.reference}: "):
+        return error[len(row.reference) + 2 :]
+    return error
+
+
+# --- report ---------------------------------------------------------------------------------
+
+ARM64 = Platform("linux", "arm64")
+AMD64 = Platform("linux", "amd64")
+
+
+@dataclass(frozen=True)
+class WorkloadUse:
+    resource: ResourceRef
+    source: str
+    line: int
+    container: str
+
+    @property
+    def workload(self) -> str:
+        return self.resource.display_name
+
+
+@dataclass(frozen=True)
+class ImageEntry:
+    reference: str  # normalised; the text as written when it does not parse
+    written_as: tuple[str, ...]
+    platforms: tuple[str, ...] | None
+    digest: str | None
+    resolved_from: str | None
+    error: str | None
+    used_by: tuple[WorkloadUse, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    resource: ResourceRef
+    source: str
+    line: int
+    field_path: str
+    category: (
+        str  # multi-arch, arm64-only, amd64-only, <arch>-only, no-common-platform, unresolvable
+    )
+    platforms: tuple[str, ...]  # where every image runs (among the cluster's and amd64/arm64)
+    images: tuple[str, ...]
+    verdict: Verdict
+
+    @property
+    def workload(self) -> str:
+        return self.resource.display_name
+
+
+@dataclass
+class Inventory:
+    images: list[ImageEntry]
+    workloads: list[WorkloadEntry]
+    cluster: tuple[str, ...]
+
+    def summary(self) -> dict[str, int]:
+        counts = {
+            "workloads": len(self.workloads),
+            "images": len(self.images),
+            "multi-arch": 0,
+            "arm64-only": 0,
+            "amd64-only": 0,
+            "no-common-platform": 0,
+            "unresolvable": 0,
+        }
+        for workload in self.workloads:
+            counts[workload.category] = counts.get(workload.category, 0) + 1
+        return counts
+
+
+@dataclass
+class _ImageUses:
+    row: ContainerRow
+    written_as: dict[str, None] = field(default_factory=dict)
+    used_by: list[WorkloadUse] = field(default_factory=list)
+
+
+def inventory(result: EngineResult, policy: Policy) -> Inventory:
+    """Every image with its platforms and users; every pod spec with its category."""
+    checked = check(result, policy)
+    candidates = tuple(dict.fromkeys([*policy.platforms, AMD64, ARM64]))
+    images: dict[str, _ImageUses] = {}
+    workloads: list[WorkloadEntry] = []
+    for pod, verdict in zip(result.pods, checked.pods, strict=True):
+        for row in verdict.containers:
+            uses = images.setdefault(row.reference or row.image, _ImageUses(row))
+            uses.written_as[row.image] = None
+            uses.used_by.append(
+                WorkloadUse(verdict.resource, verdict.source, verdict.line, row.name)
+            )
+        workloads.append(_workload_entry(pod, verdict, candidates))
+    entries = [
+        ImageEntry(
+            reference=key,
+            written_as=tuple(uses.written_as),
+            platforms=uses.row.platforms,
+            digest=uses.row.digest,
+            resolved_from=uses.row.resolved_from,
+            error=uses.row.error,
+            used_by=tuple(uses.used_by),
+        )
+        for key, uses in sorted(images.items())
+    ]
+    return Inventory(entries, workloads, tuple(str(p) for p in policy.platforms))
+
+
+def _workload_entry(
+    pod: PodOutcome, verdict: PodVerdict, candidates: Sequence[Platform]
+) -> WorkloadEntry:
+    def entry(category: str, platforms: tuple[str, ...] = ()) -> WorkloadEntry:
+        return WorkloadEntry(
+            verdict.resource,
+            verdict.source,
+            verdict.line,
+            verdict.field_path,
+            category,
+            platforms,
+            tuple(row.image for row in verdict.containers),
+            verdict.verdict,
+        )
+
+    resolved = [image.resolution for image in pod.images]
+    if not resolved:
+        return entry("no-images")
+    platform_sets = [r.platforms for r in resolved if r is not None and r.ok]
+    if len(platform_sets) != len(resolved):
+        return entry("unresolvable")
+    supported = supported_platforms(platform_sets, candidates)
+    architectures = list(dict.fromkeys(p.architecture for p in candidates if p in supported))
+    if not architectures:
+        category = "no-common-platform"
+    elif len(architectures) > 1:
+        category = "multi-arch"
+    else:
+        category = f"{architectures[0]}-only"
+    return entry(category, tuple(str(p) for p in candidates if p in supported))
+
+
+# --- source lines ---------------------------------------------------------------------------
+
+
+def line_of(document: SourceDocument, path: Sequence[str | int]) -> int:
+    """The 1-based source line of the node at ``path`` (of its key, for a mapping value); the
+    deepest line found when the path leaves the node tree (aliases, merge keys)."""
+    return _Located(document.node, document.start_line).line_of(path)
+
+
+@dataclass(frozen=True)
+class _Located:
+    root: Node | None
+    start_line: int
+
+    def line_of(self, path: Sequence[str | int]) -> int:
+        node = self.root
+        if node is None:
+            return self.start_line
+        line = node.start_mark.line
+        for part in path:
+            if isinstance(node, MappingNode) and isinstance(part, str):
+                for key, value in node.value:
+                    if getattr(key, "value", None) == part:
+                        line, node = key.start_mark.line, value
+                        break
+                else:
+                    break
+            elif (
+                isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value)
+            ):
+                node = node.value[part]
+                line = node.start_mark.line
+            else:
+                break
+        return self.start_line + line
+
+
+__all__ = [
+    "RULES",
+    "CheckResult",
+    "ImageEntry",
+    "Inventory",
+    "PodVerdict",
+    "Problem",
+    "WorkloadEntry",
+    "check",
+    "inventory",
+    "line_of",
+    "unified_diffs",
+]

@@ -1,0 +1,391 @@
+"""The ``kmultiarch`` command line: a thin click adapter over the engine.
+
+Commands return an exit code; only :func:`run` turns errors into messages: a
+:class:`KmultiarchError` becomes one line on stderr and its exit code, anything unexpected
+exit 3 with the traceback written to a log file (never to the terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kmultiarch.cli.session import RunOptions, append_to_warnings_file, fail
+from kmultiarch.errors import KmultiarchError
+from kmultiarch.version import __version__
+
+EXIT_UNEXPECTED = 3
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def resolver_options(function: F) -> F:
+    """The options every resolving command takes, gathered into a RunOptions argument."""
+    options = [
+        click.option(
+            "--config",
+            "config",
+            envvar="KMULTIARCH_CONFIG",
+            metavar="PATH",
+            help="MultiArchPolicy file (default: $KMULTIARCH_CONFIG, else built-in defaults).",
+        ),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache."),
+        click.option(
+            "--cache-dir",
+            envvar="KMULTIARCH_CACHE_DIR",
+            metavar="DIR",
+            help="Cache directory (default: $KMULTIARCH_CACHE_DIR or $XDG_CACHE_HOME/kmultiarch).",
+        ),
+        click.option(
+            "--cache-ttl",
+            type=click.FloatRange(min=0),
+            default=3600.0,
+            envvar="KMULTIARCH_CACHE_TTL",
+            show_default=True,
+            metavar="SECONDS",
+            help="How long a tag -> digest answer is trusted before a HEAD revalidates it.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 256),
+            default=32,
+            envvar="KMULTIARCH_CONCURRENCY",
+            show_default=True,
+            help="Images looked up at once.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            default=10.0,
+            envvar="KMULTIARCH_TIMEOUT",
+            show_default=True,
+            metavar="SECONDS",
+            help="Connect/read timeout of one registry request (an attempt may take twice that).",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=2,
+            show_default=True,
+            envvar="KMULTIARCH_RETRIES",
+            help="Retries on connection errors, 5xx and 429.",
+        ),
+        click.option("-v", "--verbose", count=True, help="Log each registry request to stderr."),
+        click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr."),
+    ]
+
+    def wrapper(**kwargs: Any) -> Any:
+        run_options = RunOptions(
+            **{
+                key: kwargs.pop(key)
+                for key in (
+                    "config",
+                    "no_cache",
+                    "cache_dir",
+                    "cache_ttl",
+                    "concurrency",
+                    "timeout",
+                    "retries",
+                    "verbose",
+                    "quiet",
+                )
+            }
+        )
+        run_options.lock = kwargs.pop("lock", None)
+        run_options.offline = kwargs.pop("offline", False)
+        _configure_logging(run_options.verbose)
+        return function(run_options, **kwargs)
+
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = function.__doc__
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def lock_options(function: F) -> F:
+    """``--lock FILE`` and ``--offline``, for commands decorated with :func:`resolver_options`
+    (put this decorator above that one)."""
+    function = click.option(
+        "--offline",
+        is_flag=True,
+        envvar="KMULTIARCH_OFFLINE",
+        help="Never contact a registry: images missing from the lock fail (or warn, per "
+        "failurePolicy).",
+    )(function)
+    return click.option(
+        "--lock",
+        "lock",
+        envvar="KMULTIARCH_LOCK",
+        metavar="FILE",
+        help="Lock file (from `kmultiarch lock`): images in it are never looked up "
+        "(default: the policy's lock:).",
+    )(function)
+
+
+def _configure_logging(verbose: int) -> None:
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("kmultiarch: %(levelname)s: %(message)s"))
+        logger = logging.getLogger("kmultiarch")
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kmultiarch", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Add tolerations and node affinity to rendered Kubernetes manifests, from the platforms
+    their images support."""
+
+
+@cli.command()
+@click.argument("images", nargs=-1, required=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@lock_options
+@resolver_options
+def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
+    """Print the platforms of each IMAGE, resolved from its registry."""
+    from kmultiarch.cli.commands.inspect import inspect_images
+
+    return inspect_images(options, list(images), output)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["yaml", "patch"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: the transformed stream; patch: RFC 6902 patches per changed document.",
+)
+@click.option(
+    "-i",
+    "--in-place",
+    is_flag=True,
+    help="Rewrite the changed files (atomically) instead of printing.",
+)
+@lock_options
+@resolver_options
+def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: bool) -> int:
+    """Add tolerations and node affinity to the manifests in PATHs (files, directories, or -
+    for stdin; stdin when none) and print the result."""
+    from kmultiarch.cli.commands.mutate import mutate as run_mutate
+
+    if in_place and (not paths or "-" in paths):
+        raise click.UsageError("--in-place needs file or directory paths, not stdin")
+    return run_mutate(options, list(paths), output, in_place)
+
+
+@cli.command(context_settings={"ignore_unknown_options": False})
+@click.argument("arguments", nargs=-1)
+@lock_options
+@resolver_options
+def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
+    """KRM function. Without arguments: a ResourceList on stdin, the ResourceList with results
+    on stdout. With POLICY [FILE...] (kyaml standalone form, kustomize legacy exec plugin): the
+    MultiArchPolicy file, then manifests (stdin when none); a plain stream on stdout."""
+    from kmultiarch.cli.commands.fn import krm_function
+
+    return krm_function(options, list(arguments))
+
+
+@cli.command(
+    "helm-postrender",
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def helm_postrender(arguments: tuple[str, ...]) -> int:
+    """Helm 4 post-renderer (run by plugin/helm): `mutate` on stdin. Helm 4 hides a
+    post-renderer's stderr, so a failure is reported as a document Helm refuses, whose file name
+    is the error message: Helm fails and shows it. ARGUMENTS are mutate's options."""
+    from kmultiarch.cli.commands.helm import helm_postrender as run_postrender
+
+    return run_postrender(list(arguments), run)
+
+
+_SKIP_NON_MANIFESTS = click.option(
+    "--skip-non-manifests",
+    is_flag=True,
+    help="Skip files that are not Kubernetes manifests (Helm templates, kustomizations, CI "
+    "configs, YAML without apiVersion and kind, YAML that does not parse) instead of failing: "
+    "for hooks handed every YAML file.",
+)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default=None,
+    help="text: a table; github: workflow annotations; sarif: SARIF 2.1.0; json: for scripts "
+    "(default: github when GITHUB_ACTIONS=true, else text).",
+)
+@click.option("--diff", is_flag=True, help="Also show the unified diff mutate would apply.")
+@_SKIP_NON_MANIFESTS
+@lock_options
+@resolver_options
+def check(
+    options: RunOptions,
+    paths: tuple[str, ...],
+    output: str | None,
+    diff: bool,
+    skip_non_manifests: bool,
+) -> int:
+    """Exit 1 when mutate would change the manifests in PATHs, when a pod has no platform where
+    all its images run, or (failurePolicy: Fail) when an image cannot be resolved."""
+    from kmultiarch.cli.commands.check import check_manifests
+
+    if diff and output == "sarif":
+        raise click.UsageError("--diff cannot be combined with --output sarif")
+    return check_manifests(options, list(paths), output, diff, skip_non_manifests)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@_SKIP_NON_MANIFESTS
+@lock_options
+@resolver_options
+def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -> int:
+    """Rewrite FILES (or the manifests in directories) in place, atomically; exit 1 when any
+    file changed, listing them (a pre-commit fixer)."""
+    from kmultiarch.cli.commands.fix import fix_files
+
+    if "-" in files:
+        raise click.UsageError("fix rewrites files: give file or directory paths, not stdin")
+    return fix_files(options, list(files), skip_non_manifests)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: one self-contained page.",
+)
+@lock_options
+@resolver_options
+def report(options: RunOptions, paths: tuple[str, ...], output: str) -> int:
+    """Every image in the manifests with its platforms and the workloads using it; how many
+    workloads are multi-arch, arm64-only, amd64-only or unresolvable."""
+    from kmultiarch.cli.commands.report import report_images
+
+    return report_images(options, list(paths), output)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    "lock_file",
+    default=None,
+    metavar="FILE",
+    help="The lock file to write (or, with --check, to check); default: the policy's lock:, "
+    "else kmultiarch.lock.",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; list entries whose tag now points to another digest (and, given "
+    "PATHs, images missing from the lock); exit 1 when there is any.",
+)
+@resolver_options
+def lock(
+    options: RunOptions, paths: tuple[str, ...], lock_file: str | None, check_only: bool
+) -> int:
+    """Resolve every image of the manifests in PATHs (stdin when none) and write a lock file."""
+    from kmultiarch.cli.commands.lock import lock_images
+
+    return lock_images(options, list(paths), lock_file, check_only)
+
+
+@cli.group()
+def cache() -> None:
+    """Show or clear the platform cache."""
+
+
+@cache.command("info")
+@click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
+def cache_info(cache_dir: str | None) -> int:
+    """Where the cache is and what it holds."""
+    from kmultiarch.cli.commands.cache import show_cache_info
+
+    return show_cache_info(Path(cache_dir) if cache_dir else None)
+
+
+@cache.command("clear")
+@click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
+def cache_clear(cache_dir: str | None) -> int:
+    """Remove every cached answer."""
+    from kmultiarch.cli.commands.cache import clear_cache
+
+    return clear_cache(Path(cache_dir) if cache_dir else None)
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI and map every outcome to an exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="kmultiarch", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        append_to_warnings_file(f"kmultiarch: error: {exc.format_message()}")
+        return 2
+    except click.exceptions.Abort:
+        fail("aborted")
+        return 130
+    except KmultiarchError as exc:
+        fail(str(exc))
+        return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`kmultiarch ... | head`): nothing more to say.
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        fail("interrupted")
+        return 130
+    except Exception:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
+        log_path = _write_crash_log()
+        fail(
+            f"unexpected error ({sys.exc_info()[1]!r}); this is a bug in kmultiarch: "
+            f"please report it with the log at {log_path}"
+        )
+        return EXIT_UNEXPECTED
+    return int(result or 0)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _write_crash_log() -> str:
+    handle, path = tempfile.mkstemp(prefix="kmultiarch-crash-", suffix=".log")
+    with os.fdopen(handle, "w") as log_file:
+        log_file.write(f"kmultiarch {__version__}, Python {sys.version}\n")
+        log_file.write(f"argv: {sys.argv!r}\n\n")
+        traceback.print_exc(file=log_file)
+    return path

@@ -1,0 +1,41 @@
+"""``kmultiarch cache info|clear``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kmultiarch.resolve.cache import DiskCacheBackend, default_cache_dir
+
+
+def show_cache_info(directory: Path | None) -> int:
+    directory = directory or default_cache_dir()
+    if not directory.exists():
+        click.echo(f"directory: {directory} (empty: not created yet)")
+        return 0
+    backend = DiskCacheBackend(directory)
+    try:
+        keys = list(backend.keys())
+        platforms = sum(1 for key in keys if key.startswith("platforms:"))
+        tags = sum(1 for key in keys if key.startswith("tag:"))
+        click.echo(f"directory: {directory}")
+        click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
+        click.echo(f"size:      {backend.volume()} bytes")
+    finally:
+        backend.close()
+    return 0
+
+
+def clear_cache(directory: Path | None) -> int:
+    directory = directory or default_cache_dir()
+    if not directory.exists():
+        click.echo(f"{directory}: nothing to clear")
+        return 0
+    backend = DiskCacheBackend(directory)
+    try:
+        removed = backend.clear()
+    finally:
+        backend.close()
+    click.echo(f"{directory}: removed {removed} entries")
+    return 0

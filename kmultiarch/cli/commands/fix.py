@@ -1,0 +1,39 @@
+"""``kmultiarch fix FILE...``: rewrite manifests in place (atomically) and exit 1 when any file
+changed, listing them: the contract of a pre-commit fixer."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
+from kmultiarch.io.inputs import write_atomically
+from kmultiarch.io.manifestfiles import read_inputs
+
+if TYPE_CHECKING:
+    from kmultiarch.cli.session import RunOptions
+
+
+def fix_files(options: RunOptions, paths: list[str], skip_non_manifests: bool) -> int:
+    from kmultiarch.cli.session import fail
+
+    policy = options.load_policy()
+    sources, skipped = read_inputs(paths, skip_non_manifests=skip_non_manifests)
+    note_skipped(skipped, options)
+    result = resolve_and_run(options, sources, policy)
+    report_findings(result, options)
+    if result.failed:
+        fail("no file was rewritten: fix the errors above or set failurePolicy: Ignore")
+        return 1
+    changed = result.changed_sources()
+    pods = Counter(pod.source for pod in result.pods if pod.status == "changed")
+    for name in changed:
+        write_atomically(name, result.output_of(name))
+        count = pods[name]
+        sys.stdout.write(
+            f"fixed {name}: added tolerations/affinity to {count} pod spec"
+            f"{'' if count == 1 else 's'}\n"
+        )
+    sys.stdout.flush()
+    return 1 if changed else 0

@@ -1,0 +1,140 @@
+"""``kmultiarch fn``: the KRM function (ResourceList on stdin), and the kyaml standalone /
+kustomize legacy exec plugin form (``fn CONFIG [FILE...]``: plain streams)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kmultiarch.cli.pipeline import report_findings, resolve_function
+from kmultiarch.engine import run, summarise
+from kmultiarch.io.inputs import collect_inputs, read_bytes, read_limited
+from kmultiarch.krm.function import run_function
+
+if TYPE_CHECKING:
+    from kmultiarch.cli.session import RunOptions
+    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.resolution import Resolve
+    from kmultiarch.resolve.cache import ResolutionCache
+
+#: kustomize sets these for a legacy exec plugin: the kustomization's directory (also the
+#: plugin's working directory) and the transformer config, which argv[1] names as a temp file.
+KUSTOMIZE_CONFIG_ROOT_ENV = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"
+
+
+def krm_function(options: RunOptions, arguments: list[str]) -> int:
+    cache = options.open_cache()
+    try:
+        factory = _resolve_factory(options, cache)
+        if not arguments:
+            code = _resource_list(options, factory)
+        else:
+            code = _standalone(options, factory, arguments[0], arguments[1:])
+        _report_cache_warnings(options, cache)
+    finally:
+        cache.close()
+    return code
+
+
+def _resolve_factory(options: RunOptions, cache: ResolutionCache) -> Callable[[Policy], Resolve]:
+    def factory(policy: Policy) -> Resolve:
+        return resolve_function(options, policy, cache)
+
+    return factory
+
+
+def _resource_list(options: RunOptions, factory: Callable[[Policy], Resolve]) -> int:
+    """ResourceList in, ResourceList out; the results also go to stderr, which kustomize and
+    kpt show when the function fails."""
+    from kmultiarch.cli.session import fail, warn
+    from kmultiarch.yaml.stream import decode_source
+
+    data = read_limited(sys.stdin.buffer, "<stdin>")
+    output = run_function(decode_source(data, "<stdin>"), factory)
+    sys.stdout.write(output.text)
+    sys.stdout.flush()
+    for result in output.results:
+        if result["severity"] == "error":
+            fail(_result_line(result))
+        elif result["severity"] == "warning" and not options.quiet:
+            warn(_result_line(result))
+    return output.exit_code
+
+
+def _result_line(result: Mapping[str, object]) -> str:
+    where = []
+    reference = result.get("resourceRef")
+    if isinstance(reference, Mapping):
+        namespace = f"{reference['namespace']}/" if reference.get("namespace") else ""
+        where.append(f"{reference.get('kind')} {namespace}{reference.get('name')}")
+    file = result.get("file")
+    if isinstance(file, Mapping) and file.get("path"):
+        where.insert(0, str(file["path"]))
+    prefix = ": ".join(where)
+    return f"{prefix}: {result['message']}" if prefix else str(result["message"])
+
+
+def _standalone(
+    options: RunOptions,
+    factory: Callable[[Policy], Resolve],
+    config: str,
+    files: list[str],
+) -> int:
+    """``fn CONFIG [FILE...]``: CONFIG is the functionConfig (a MultiArchPolicy, or a ConfigMap
+    with string data); the manifests are the FILEs, or stdin; a plain stream goes out."""
+    from kmultiarch.cli.session import fail, note
+
+    policy = load_function_config(config)
+    result = run(collect_inputs(files), policy, factory(policy))
+    report_findings(result, options)
+    if result.failed:
+        fail("nothing was written: fix the errors above or set failurePolicy: Ignore")
+        return 1
+    sys.stdout.write(result.stream())
+    sys.stdout.flush()
+    if not options.quiet:
+        note(summarise(result))
+    return 0
+
+
+def load_function_config(path: str) -> Policy:
+    """The functionConfig file of the standalone form. Run as a kustomize legacy exec plugin,
+    the file is a temporary copy: errors name the policy and the kustomization instead, and
+    relative paths in it (``lock``, ``ca``) are relative to the kustomization's directory."""
+    from kmultiarch.errors import PolicyError
+    from kmultiarch.krm.function import policy_from_function_config
+    from kmultiarch.yaml.stream import decode_source, read_stream
+
+    source, base_dir = path, None
+    root = os.environ.get(KUSTOMIZE_CONFIG_ROOT_ENV)
+    if root:
+        source, base_dir = f"{root}: transformer config", Path(root)
+    data = read_bytes(path)
+    documents = [
+        document
+        for document in read_stream(decode_source(data, source), source)
+        if document.value is not None
+    ]
+    if len(documents) != 1:
+        raise PolicyError(
+            f"{source}: expected one MultiArchPolicy (or ConfigMap) document, "
+            f"found {len(documents)}"
+        )
+    value = documents[0].value
+    if root and isinstance(value, Mapping):
+        metadata = value.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
+        source = f"{root}: transformer {value.get('kind')} {name}"
+    return policy_from_function_config(value, source, base_dir=base_dir)
+
+
+def _report_cache_warnings(options: RunOptions, cache: ResolutionCache) -> None:
+    from kmultiarch.cli.session import warn
+
+    if not options.quiet:
+        for message in cache.warnings:
+            warn(message)
+    cache.warnings.clear()

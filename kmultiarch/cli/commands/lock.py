@@ -1,0 +1,211 @@
+"""``kmultiarch lock [PATH...] -o FILE``: resolve every image of the manifests and write the lock
+file; ``--check``: report entries whose tag now points to another digest (and, given PATHs,
+images missing from the lock), exit 1 when there is any."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from kmultiarch.cli.pipeline import generated_at
+from kmultiarch.core.lock import ImageLock, LockEntry
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.engine import EngineResult, run
+from kmultiarch.io.config import load_lock, write_lock
+from kmultiarch.io.inputs import collect_inputs
+from kmultiarch.version import __version__
+from kmultiarch.yaml.stream import InputSource
+
+#: Where the lock goes without -o and without a lock: key in the policy.
+DEFAULT_LOCK_FILE = "kmultiarch.lock"
+
+if TYPE_CHECKING:
+    from kmultiarch.cli.session import RunOptions
+    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.resolution import Resolution
+
+
+def lock_images(
+    options: RunOptions, paths: list[str], lock_file: str | None, check_only: bool
+) -> int:
+    policy = options.load_policy()
+    if lock_file is None:
+        lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
+    if check_only:
+        return check_lock(options, policy, paths, lock_file)
+    result = _run_fresh(options, policy, collect_inputs(paths))
+    failures = _failures(result)
+    failed = bool(failures) and policy.failure_policy == "Fail"
+    _report_failures(failures, options, failed)
+    if failed:
+        from kmultiarch.cli.session import fail
+
+        fail(f"{lock_file} was not written: fix the errors above or set failurePolicy: Ignore")
+        return 1
+    entries = [
+        LockEntry(reference, resolution.digest, resolution.platforms, resolution.media_type)
+        for reference, resolution in result.resolutions.items()
+        if resolution.ok and resolution.digest and resolution.source != "override"
+    ]
+    command = shlex.join(["kmultiarch", "lock", *paths, "-o", lock_file])
+    write_lock(lock_file, ImageLock.of(entries), lock_header(command))
+    if not options.quiet:
+        from kmultiarch.cli.session import note
+
+        overridden = sum(1 for r in result.resolutions.values() if r.source == "override")
+        note(
+            f"wrote {lock_file}: {len(entries)} images"
+            + (f" ({overridden} declared by overrides, not locked)" if overridden else "")
+            + (f"; {len(failures)} could not be resolved" if failures else "")
+        )
+    return 0
+
+
+def lock_header(command: str) -> list[str]:
+    return [
+        "kmultiarch lock file: the digest and platforms of every image the manifests reference.",
+        f"Made by `{command}` (kmultiarch {__version__}) at {generated_at()}.",
+        "mutate, check, fn and report given --lock (or the policy's lock:) never look these up;",
+        "with --offline they look up nothing at all. Refresh by running the same command again;",
+        "`kmultiarch lock --check -o FILE` lists entries whose tag now points to another digest.",
+    ]
+
+
+def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file: str) -> int:
+    from kmultiarch.cli.session import note
+
+    lock = load_lock(lock_file)
+    findings: list[str] = []
+    if paths:
+        findings.extend(_missing_from_lock(lock, policy, collect_inputs(paths)))
+    tagged = [entry.reference for entry in lock.entries.values() if entry.reference.digest is None]
+    current = _resolve_fresh(options, policy, tagged) if tagged else {}
+    stale = 0
+    for reference in tagged:
+        entry = lock.entries[str(reference)]
+        now = current[reference]
+        if not now.ok:
+            findings.append(f"unverified: {reference}: {_without_reference(now)}")
+        elif now.digest != entry.digest:
+            stale += 1
+            findings.append(
+                f"stale: {reference}: locked {entry.digest}, the registry now has {now.digest}"
+                + _platform_change(entry, now)
+            )
+    for line in findings:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    if not options.quiet:
+        if findings:
+            note(
+                f"{lock_file}: {stale} stale of {len(tagged)} tags checked, "
+                f"{len(findings) - stale} other problems; refresh it with `kmultiarch lock "
+                f"PATH... -o {lock_file}`"
+            )
+        else:
+            note(f"{lock_file}: up to date ({len(tagged)} tags checked, {len(lock)} entries)")
+    return 1 if findings else 0
+
+
+def _missing_from_lock(lock: ImageLock, policy: Policy, sources: list[InputSource]) -> list[str]:
+    seen: dict[ImageRef, Resolution] = {}
+
+    def record(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+        from kmultiarch.core.resolution import Resolution
+
+        for reference in references:
+            seen[reference] = Resolution(reference, error="not resolved by lock --check")
+        return seen
+
+    result = run(sources, policy, record)
+    missing = []
+    for reference in dict.fromkeys(seen):
+        if policy.override_for(str(reference)) is not None:
+            continue
+        if lock.lookup(reference) is None:
+            users = sorted(
+                {
+                    pod.workload.display_name
+                    for pod in result.pods
+                    if any(image.reference == reference for image in pod.images)
+                }
+            )
+            missing.append(f"missing: {reference} (used by {', '.join(users)})")
+    return missing
+
+
+def _platform_change(entry: LockEntry, now: Resolution) -> str:
+    if now.platforms == entry.platforms:
+        return ""
+    before = ", ".join(sorted(str(p) for p in entry.platforms))
+    after = ", ".join(sorted(str(p) for p in now.platforms))
+    return f"; platforms changed from [{before}] to [{after}]"
+
+
+def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) -> EngineResult:
+    """The engine over ``sources`` with every tag revalidated at its registry (no lock)."""
+    fresh = dataclasses.replace(options, cache_ttl=0.0, lock=None, offline=False)
+    cache = fresh.open_cache()
+    try:
+        from kmultiarch.io.progress import progress_line
+        from kmultiarch.resolve.resolver import Resolver
+
+        resolver = Resolver(policy, cache, fresh.client_settings())
+
+        def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+            progress = progress_line(options.quiet, lambda: resolver.stats.cache_hits)
+            try:
+                return resolver.resolve(references, progress)
+            finally:
+                if progress is not None:
+                    progress.finish()
+
+        return run(sources, policy, resolve)
+    finally:
+        cache.close()
+
+
+def _resolve_fresh(
+    options: RunOptions, policy: Policy, references: list[ImageRef]
+) -> dict[ImageRef, Resolution]:
+    fresh = dataclasses.replace(options, cache_ttl=0.0, lock=None, offline=False)
+    cache = fresh.open_cache()
+    try:
+        from kmultiarch.resolve.resolver import Resolver
+
+        # Overrides do not apply: the question is what the registry says now.
+        unmodified = dataclasses.replace(policy, overrides=())
+        return Resolver(unmodified, cache, fresh.client_settings()).resolve(references)
+    finally:
+        cache.close()
+
+
+def _failures(result: EngineResult) -> list[str]:
+    failures = []
+    for pod in result.pods:
+        for image in pod.images:
+            if image.problem:
+                failures.append(f"{pod.source}: {pod.workload.display_name}: {image.problem}")
+    for resolution in result.resolutions.values():
+        if not resolution.ok:
+            failures.append(resolution.error or f"{resolution.reference}: not resolved")
+    return list(dict.fromkeys(failures))
+
+
+def _report_failures(failures: list[str], options: RunOptions, as_errors: bool) -> None:
+    from kmultiarch.cli.session import fail, warn
+
+    for message in failures:
+        if as_errors:
+            fail(message)
+        elif not options.quiet:
+            warn(f"{message}; not locked")
+
+
+def _without_reference(resolution: Resolution) -> str:
+    error = resolution.error or "not resolved"
+    prefix = f"{resolution.reference}: "
+    return error[len(prefix) :] if error.startswith(prefix) else error

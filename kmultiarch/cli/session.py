@@ -1,0 +1,128 @@
+"""What every command shares: how it speaks (warnings, errors, notes on stderr and in
+``$KMULTIARCH_WARNINGS_FILE``) and the options of a run (policy, cache, resolver)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from kmultiarch.core.lock import ImageLock
+    from kmultiarch.core.policy import Policy
+    from kmultiarch.registry.settings import ClientSettings
+    from kmultiarch.resolve.cache import ResolutionCache
+    from kmultiarch.resolve.resolver import Resolver
+
+
+#: Every warning, error and summary line is also appended to the file this names: for tools
+#: that hide a plugin's stderr (Helm 4 post-renderers; kustomize plugins when they succeed).
+WARNINGS_FILE_ENV = "KMULTIARCH_WARNINGS_FILE"
+_warnings_file_broken = False
+
+
+def warn(message: str) -> None:
+    _report(f"kmultiarch: warning: {message}")
+
+
+def fail(message: str) -> None:
+    _report(f"kmultiarch: error: {message}")
+
+
+def note(message: str) -> None:
+    _report(f"kmultiarch: {message}")
+
+
+def _report(line: str) -> None:
+    click.echo(line, err=True)
+    append_to_warnings_file(line)
+
+
+def append_to_warnings_file(line: str) -> None:
+    """Append ``line`` to ``$KMULTIARCH_WARNINGS_FILE`` when it is set. A file that cannot be
+    written is said once on stderr; it never fails the run."""
+    global _warnings_file_broken  # noqa: PLW0603 - one process, one file, one complaint
+    path = os.environ.get(WARNINGS_FILE_ENV)
+    if not path or _warnings_file_broken:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(line.rstrip("\n") + "\n")
+    except OSError as exc:
+        _warnings_file_broken = True
+        click.echo(
+            f"kmultiarch: warning: cannot append to ${WARNINGS_FILE_ENV} ({path}): "
+            f"{exc.strerror or exc}",
+            err=True,
+        )
+
+
+@dataclass
+class RunOptions:
+    """Options shared by every command that resolves images."""
+
+    config: str | None
+    no_cache: bool
+    cache_dir: str | None
+    cache_ttl: float
+    concurrency: int
+    timeout: float
+    retries: int
+    verbose: int
+    quiet: bool
+    lock: str | None = None
+    offline: bool = False
+
+    def load_policy(self) -> Policy:
+        from kmultiarch.io.config import load_policy
+
+        return load_policy(self.config)
+
+    def client_settings(self) -> ClientSettings:
+        from kmultiarch.registry.settings import ClientSettings
+
+        return ClientSettings(
+            concurrency=self.concurrency,
+            connect_timeout=min(5.0, self.timeout),
+            read_timeout=self.timeout,
+            attempt_timeout=self.timeout * 2,
+            retries=self.retries,
+            # A pause between attempts is no longer than an attempt: --timeout bounds a run
+            # that meets 429s too (a longer Retry-After fails the lookup at once).
+            max_retry_after=min(10.0, self.timeout * 2),
+        )
+
+    def open_cache(self) -> ResolutionCache:
+        from kmultiarch.resolve.cache import open_cache
+
+        cache = open_cache(
+            Path(self.cache_dir) if self.cache_dir else None,
+            # Offline runs answer from the lock alone: a cache is neither read nor written.
+            enabled=not self.no_cache and not self.offline,
+            tag_ttl=self.cache_ttl,
+        )
+        for message in cache.warnings:
+            warn(message)
+        cache.warnings.clear()
+        return cache
+
+    def resolver(self, policy: Policy, cache: ResolutionCache) -> Resolver:
+        from kmultiarch.resolve.resolver import Resolver
+
+        return Resolver(
+            policy,
+            cache,
+            self.client_settings(),
+            lock=self.load_lock(policy),
+            offline=self.offline,
+        )
+
+    def load_lock(self, policy: Policy) -> ImageLock | None:
+        """``--lock FILE``, else the policy's ``lock:``, else none."""
+        from kmultiarch.io.config import load_lock
+
+        path = self.lock or policy.lock
+        return load_lock(path) if path is not None else None

@@ -1,0 +1,1 @@
+"""The pure domain: stdlib only, no file, network or environment access."""

@@ -1,0 +1,160 @@
+"""The lock file: normalised image reference -> digest -> platforms, so renders need no network.
+
+Pure: the model, its validation from plain data and its text form (reading and writing the
+file is :mod:`kmultiarch.io.config`). The format is YAML, sorted by reference, with a header
+comment saying how and when it was made::
+
+    # kmultiarch lock file: ...
+    apiVersion: kmultiarch.dev/v1alpha1
+    kind: ImageLock
+    images:
+      docker.io/library/nginx:1.27:
+        digest: sha256:...
+        platforms: [linux/amd64, linux/arm64]
+
+Lookups are consistent with digest pinning: a reference that names a digest is answered only by
+an entry with that digest (its own entry, or a tag of the same repository locked to it); a
+reference by tag only by its own entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.errors import InputError, InvalidPlatformError, InvalidReferenceError
+
+API_VERSION = "kmultiarch.dev/v1alpha1"
+KIND = "ImageLock"
+_DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}\Z")
+
+
+class LockFileError(InputError):
+    """A lock file that cannot be read or does not validate."""
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    reference: ImageRef
+    digest: str
+    platforms: frozenset[Platform]
+    media_type: str | None = None
+
+
+@dataclass(frozen=True)
+class ImageLock:
+    """The entries of a lock file, keyed by normalised reference."""
+
+    entries: Mapping[str, LockEntry] = field(default_factory=dict)
+    source: str = "(no lock)"
+
+    @classmethod
+    def of(cls, entries: Iterable[LockEntry], source: str = "(new lock)") -> ImageLock:
+        return cls({str(entry.reference): entry for entry in entries}, source)
+
+    def lookup(self, reference: ImageRef) -> LockEntry | None:
+        """The entry that describes exactly the image ``reference`` names, if any."""
+        entry = self.entries.get(str(reference))
+        if reference.digest is None:
+            return entry
+        if entry is not None and entry.digest == reference.digest:
+            return entry
+        # A digest names content: any locked reference of the repository with that digest
+        # describes it, whatever tag the reference shows.
+        for candidate in self.entries.values():
+            if candidate.reference.name == reference.name and candidate.digest == reference.digest:
+                return candidate
+        return None
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def lock_from_object(document: object, source: str) -> ImageLock:
+    """The lock a parsed lock file describes; :class:`LockFileError` if it does not validate."""
+    if not isinstance(document, Mapping) or document.get("kind") != KIND:
+        raise LockFileError(
+            f"{source}: not a kmultiarch lock file (expected apiVersion: {API_VERSION}, "
+            f"kind: {KIND}); regenerate it with kmultiarch lock"
+        )
+    if document.get("apiVersion") != API_VERSION:
+        raise LockFileError(
+            f"{source}: unsupported lock apiVersion {document.get('apiVersion')!r} "
+            f"(this kmultiarch reads {API_VERSION})"
+        )
+    images = document.get("images")
+    if images is None:
+        images = {}
+    if not isinstance(images, Mapping):
+        raise LockFileError(f"{source}: images: expected a mapping from image reference")
+    entries: dict[str, LockEntry] = {}
+    for key, value in images.items():
+        entry = _entry(key, value, source)
+        entries[str(entry.reference)] = entry
+    return ImageLock(entries, source)
+
+
+def _entry(key: object, value: object, source: str) -> LockEntry:
+    where = f"{source}: images.{key}"
+    if not isinstance(key, str):
+        raise LockFileError(f"{where}: expected an image reference as key")
+    try:
+        reference = ImageRef.parse(key)
+    except InvalidReferenceError as exc:
+        raise LockFileError(f"{where}: {exc}") from exc
+    if not isinstance(value, Mapping):
+        raise LockFileError(f"{where}: expected a mapping with digest and platforms")
+    unknown = set(value) - {"digest", "platforms", "mediaType"}
+    if unknown:
+        raise LockFileError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    digest = value.get("digest")
+    if not isinstance(digest, str) or not _DIGEST.match(digest):
+        raise LockFileError(f"{where}.digest: expected a digest like sha256:<64 hex digits>")
+    if reference.digest is not None and reference.digest != digest:
+        raise LockFileError(
+            f"{where}.digest: {digest} differs from the digest the reference pins; "
+            "regenerate the lock with kmultiarch lock"
+        )
+    raw_platforms = value.get("platforms")
+    if not isinstance(raw_platforms, list) or not raw_platforms:
+        raise LockFileError(f"{where}.platforms: expected a non-empty list like [linux/amd64]")
+    platforms = set()
+    for position, item in enumerate(raw_platforms):
+        try:
+            platforms.add(Platform.parse(str(item)))
+        except InvalidPlatformError as exc:
+            raise LockFileError(f"{where}.platforms[{position}]: {exc}") from exc
+    media_type = value.get("mediaType")
+    if media_type is not None and not isinstance(media_type, str):
+        raise LockFileError(f"{where}.mediaType: expected a string")
+    return LockEntry(reference, digest, frozenset(platforms), media_type)
+
+
+def format_lock(lock: ImageLock, header: Iterable[str] = ()) -> str:
+    """The lock as YAML: header comment lines, then the entries sorted by reference."""
+    lines = [f"# {line}".rstrip() for line in header]
+    lines += [f"apiVersion: {API_VERSION}", f"kind: {KIND}"]
+    if not lock.entries:
+        lines.append("images: {}")
+    else:
+        lines.append("images:")
+    for key in sorted(lock.entries):
+        entry = lock.entries[key]
+        lines.append(f"  {_quoted(key)}:")
+        lines.append(f"    digest: {_quoted(entry.digest)}")
+        if entry.media_type:
+            lines.append(f"    mediaType: {_quoted(entry.media_type)}")
+        platforms = ", ".join(_quoted(str(p)) for p in sorted(entry.platforms, key=str))
+        lines.append(f"    platforms: [{platforms}]")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    """References, digests and platforms are plain-safe but for ``:`` followed by a space or
+    the ``@``, which YAML reserves at the start: quote when unsure."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*", text) and ": " not in text:
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

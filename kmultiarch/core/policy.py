@@ -1,0 +1,369 @@
+"""The MultiArchPolicy model: defaults, validation and loading.
+
+A policy is a Kubernetes-style object (``apiVersion: kmultiarch.dev/v1alpha1``,
+``kind: MultiArchPolicy``) so that the same file serves as CLI configuration, kustomize
+transformer config and KRM functionConfig. Validation names the file and the key path of
+every problem; unknown keys are errors (a misspelt key must not silently do nothing).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, cast
+from urllib.parse import urlsplit
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.errors import InvalidPlatformError, PolicyError
+
+API_VERSION = "kmultiarch.dev/v1alpha1"
+KIND = "MultiArchPolicy"
+CONFIG_ENV = "KMULTIARCH_CONFIG"
+
+NodeAffinityMode = Literal["required", "preferred", "none"]
+FailurePolicy = Literal["Ignore", "Fail"]
+NODE_AFFINITY_MODES: tuple[NodeAffinityMode, ...] = ("required", "preferred", "none")
+FAILURE_POLICIES: tuple[FailurePolicy, ...] = ("Ignore", "Fail")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration, as the policy asks for it to be added."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def to_manifest(self) -> dict[str, object]:
+        """The toleration as it is written into a pod spec (Kubernetes field names)."""
+        manifest: dict[str, object] = {}
+        if self.key:
+            manifest["key"] = self.key
+        manifest["operator"] = self.operator
+        if self.operator != "Exists":
+            manifest["value"] = self.value
+        if self.effect:
+            manifest["effect"] = self.effect
+        if self.toleration_seconds is not None:
+            manifest["tolerationSeconds"] = self.toleration_seconds
+        return manifest
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    """How to reach one registry host, as image references name it."""
+
+    mirror: str | None = None
+    insecure: bool | None = None
+    ca: Path | None = None
+
+
+@dataclass(frozen=True)
+class Override:
+    """Platforms declared for images matching a glob, instead of looked up."""
+
+    image: str
+    platforms: frozenset[Platform]
+
+    def matches(self, normalised_reference: str) -> bool:
+        return fnmatch.fnmatchcase(normalised_reference, self.image)
+
+
+@dataclass(frozen=True)
+class Exclusions:
+    namespaces: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+
+
+ARM64_TAINT_TOLERATION = Toleration(
+    key="kubernetes.io/arch", operator="Equal", value="arm64", effect="NoSchedule"
+)
+DEFAULT_PLATFORMS = (Platform("linux", "amd64"), Platform("linux", "arm64"))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Everything a run decides by. ``Policy()`` is the default: a GKE-style tainted cluster."""
+
+    platforms: tuple[Platform, ...] = DEFAULT_PLATFORMS
+    tolerations: Mapping[Platform, tuple[Toleration, ...]] = field(
+        default_factory=lambda: {Platform("linux", "arm64"): (ARM64_TAINT_TOLERATION,)}
+    )
+    node_affinity: NodeAffinityMode = "required"
+    failure_policy: FailurePolicy = "Ignore"
+    overrides: tuple[Override, ...] = ()
+    exclude: Exclusions = Exclusions()
+    registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
+    lock: Path | None = None
+    source: str = "(defaults)"
+
+    def override_for(self, normalised_reference: str) -> Override | None:
+        for override in self.overrides:
+            if override.matches(normalised_reference):
+                return override
+        return None
+
+    def registry_settings(self, registry: str) -> RegistrySettings:
+        return self.registries.get(registry, RegistrySettings())
+
+
+def policy_from_object(document: object, source: str, *, base_dir: Path | None = None) -> Policy:
+    """Validate a MultiArchPolicy object (already parsed) and build the Policy. Relative paths
+    in it are relative to ``base_dir``, else to the directory of the file ``source`` names."""
+    if not isinstance(document, Mapping):
+        raise PolicyError(f"{source}: expected a MultiArchPolicy object (a YAML mapping)")
+    _check_keys(document, {"apiVersion", "kind", "metadata", "spec"}, "", source)
+    if document.get("apiVersion") != API_VERSION or document.get("kind") != KIND:
+        raise PolicyError(
+            f"{source}: expected apiVersion: {API_VERSION} and kind: {KIND}, got "
+            f"apiVersion: {document.get('apiVersion')!r}, kind: {document.get('kind')!r}"
+        )
+    spec = document.get("spec", {})
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, Mapping):
+        raise PolicyError(f"{source}: spec: expected a mapping")
+    return policy_from_spec(spec, source, base_dir=base_dir)
+
+
+SPEC_KEYS = frozenset(
+    {
+        "platforms",
+        "tolerations",
+        "nodeAffinity",
+        "failurePolicy",
+        "overrides",
+        "exclude",
+        "registries",
+        "lock",
+    }
+)
+
+
+def policy_from_spec(
+    spec: Mapping[str, object], source: str, *, base_dir: Path | None = None
+) -> Policy:
+    _check_keys(spec, SPEC_KEYS, "spec", source)
+    defaults = Policy()
+    platforms = defaults.platforms
+    if "platforms" in spec:
+        platforms = tuple(
+            dict.fromkeys(_platform_list(spec["platforms"], "spec.platforms", source))
+        )
+        if not platforms:
+            raise PolicyError(f"{source}: spec.platforms: list at least one node platform")
+    tolerations = defaults.tolerations
+    if "tolerations" in spec:
+        tolerations = _tolerations(spec["tolerations"], platforms, source)
+    node_affinity = _choice(
+        spec, "nodeAffinity", NODE_AFFINITY_MODES, defaults.node_affinity, source
+    )
+    failure_policy = _choice(
+        spec, "failurePolicy", FAILURE_POLICIES, defaults.failure_policy, source
+    )
+    lock = spec.get("lock")
+    if lock is not None and not isinstance(lock, str):
+        raise PolicyError(f"{source}: spec.lock: expected a file path string")
+    return Policy(
+        platforms=platforms,
+        tolerations=tolerations,
+        node_affinity=cast(NodeAffinityMode, node_affinity),
+        failure_policy=cast(FailurePolicy, failure_policy),
+        overrides=_overrides(spec.get("overrides"), source),
+        exclude=_exclusions(spec.get("exclude"), source),
+        registries=_registries(spec.get("registries"), source, base_dir),
+        lock=_relative_to(source, lock, base_dir) if lock else None,
+        source=source,
+    )
+
+
+def _relative_to(source: str, path: str, base_dir: Path | None = None) -> Path:
+    """Paths in a policy file are relative to the file, as kustomize does."""
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        return candidate
+    if base_dir is not None:
+        return base_dir.resolve() / candidate
+    if source.startswith("("):
+        return candidate
+    return Path(source).resolve().parent / candidate
+
+
+def _check_keys(
+    mapping: Mapping[str, object], allowed: frozenset[str] | set[str], where: str, source: str
+) -> None:
+    for key in mapping:
+        if key not in allowed:
+            location = f"{where}.{key}" if where else str(key)
+            known = ", ".join(sorted(allowed))
+            raise PolicyError(f"{source}: {location}: unknown key (known keys: {known})")
+
+
+def _choice(
+    spec: Mapping[str, object], key: str, allowed: tuple[str, ...], default: str, source: str
+) -> str:
+    value = spec.get(key, default)
+    if value not in allowed:
+        raise PolicyError(
+            f"{source}: spec.{key}: expected one of {', '.join(allowed)}, got {value!r}"
+        )
+    return str(value)
+
+
+def _platform_list(value: object, where: str, source: str) -> list[Platform]:
+    if isinstance(value, str):
+        value = [item for item in (part.strip() for part in value.split(",")) if item]
+    if not isinstance(value, list):
+        raise PolicyError(f"{source}: {where}: expected a list of platforms like linux/arm64")
+    platforms = []
+    for position, item in enumerate(value):
+        if not isinstance(item, str):
+            raise PolicyError(f"{source}: {where}[{position}]: expected a platform string")
+        try:
+            platforms.append(Platform.parse(item))
+        except InvalidPlatformError as exc:
+            raise PolicyError(f"{source}: {where}[{position}]: {exc}") from exc
+    return platforms
+
+
+def _tolerations(
+    value: object, platforms: tuple[Platform, ...], source: str
+) -> dict[Platform, tuple[Toleration, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PolicyError(
+            f"{source}: spec.tolerations: expected a mapping from platform to a list of tolerations"
+        )
+    result: dict[Platform, tuple[Toleration, ...]] = {}
+    for platform_text, items in value.items():
+        where = f"spec.tolerations.{platform_text}"
+        try:
+            platform = Platform.parse(str(platform_text))
+        except InvalidPlatformError as exc:
+            raise PolicyError(f"{source}: {where}: {exc}") from exc
+        if platform not in platforms:
+            raise PolicyError(
+                f"{source}: {where}: {platform} is not in spec.platforms; list it there or remove "
+                "these tolerations"
+            )
+        entries = [] if items is None else items
+        if not isinstance(entries, list):
+            raise PolicyError(f"{source}: {where}: expected a list of tolerations")
+        result[platform] = tuple(
+            _toleration(item, f"{where}[{position}]", source)
+            for position, item in enumerate(entries)
+        )
+    return result
+
+
+def _toleration(value: object, where: str, source: str) -> Toleration:
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"{source}: {where}: expected a toleration mapping")
+    _check_keys(value, {"key", "operator", "value", "effect", "tolerationSeconds"}, where, source)
+    for key in ("key", "operator", "value", "effect"):
+        if key in value and not isinstance(value[key], str):
+            raise PolicyError(f"{source}: {where}.{key}: expected a string")
+    operator = str(value.get("operator", "Equal"))
+    if operator not in TOLERATION_OPERATORS:
+        raise PolicyError(f"{source}: {where}.operator: expected Equal or Exists, got {operator!r}")
+    effect = str(value.get("effect", ""))
+    if effect and effect not in TAINT_EFFECTS:
+        raise PolicyError(
+            f"{source}: {where}.effect: expected one of {', '.join(TAINT_EFFECTS)}, got {effect!r}"
+        )
+    key, toleration_value = str(value.get("key", "")), str(value.get("value", ""))
+    if operator == "Exists" and toleration_value:
+        raise PolicyError(f"{source}: {where}.value: must be empty when operator is Exists")
+    if not key and operator != "Exists":
+        raise PolicyError(f"{source}: {where}.key: an empty key needs operator Exists")
+    seconds = value.get("tolerationSeconds")
+    if seconds is not None and (not isinstance(seconds, int) or isinstance(seconds, bool)):
+        raise PolicyError(f"{source}: {where}.tolerationSeconds: expected an integer")
+    if seconds is not None and effect != "NoExecute":
+        raise PolicyError(f"{source}: {where}.tolerationSeconds: only valid with effect NoExecute")
+    return Toleration(key, operator, toleration_value, effect, seconds)
+
+
+def _overrides(value: object, source: str) -> tuple[Override, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise PolicyError(f"{source}: spec.overrides: expected a list of {{image, platforms}}")
+    overrides = []
+    for position, item in enumerate(value):
+        where = f"spec.overrides[{position}]"
+        if not isinstance(item, Mapping):
+            raise PolicyError(f"{source}: {where}: expected a mapping with image and platforms")
+        _check_keys(item, {"image", "platforms"}, where, source)
+        image = item.get("image")
+        if not isinstance(image, str) or not image:
+            raise PolicyError(f"{source}: {where}.image: expected a glob string")
+        platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
+        overrides.append(Override(image, frozenset(platforms)))
+    return tuple(overrides)
+
+
+def _exclusions(value: object, source: str) -> Exclusions:
+    if value is None:
+        return Exclusions()
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"{source}: spec.exclude: expected a mapping with namespaces and kinds")
+    _check_keys(value, {"namespaces", "kinds"}, "spec.exclude", source)
+    lists = {}
+    for key in ("namespaces", "kinds"):
+        items = value.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise PolicyError(f"{source}: spec.exclude.{key}: expected a list of strings")
+        lists[key] = frozenset(items)
+    return Exclusions(lists["namespaces"], lists["kinds"])
+
+
+def _registries(
+    value: object, source: str, base_dir: Path | None = None
+) -> dict[str, RegistrySettings]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"{source}: spec.registries: expected a mapping from registry host")
+    registries = {}
+    for host, settings in value.items():
+        where = f"spec.registries.{host}"
+        if not isinstance(host, str) or not host or "/" in host:
+            raise PolicyError(
+                f"{source}: {where}: expected a registry host like registry.internal:5000"
+            )
+        entry = {} if settings is None else settings
+        if not isinstance(entry, Mapping):
+            raise PolicyError(f"{source}: {where}: expected a mapping")
+        _check_keys(entry, {"mirror", "insecure", "ca"}, where, source)
+        mirror = entry.get("mirror")
+        if mirror is not None:
+            try:
+                parts = urlsplit(mirror) if isinstance(mirror, str) else None
+            except ValueError:  # e.g. an unclosed IPv6 bracket
+                parts = None
+            if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+                raise PolicyError(
+                    f"{source}: {where}.mirror: expected an http(s) URL like https://mirror.internal"
+                )
+        insecure = entry.get("insecure")
+        if insecure is not None and not isinstance(insecure, bool):
+            raise PolicyError(f"{source}: {where}.insecure: expected true or false")
+        ca = entry.get("ca")
+        if ca is not None and not isinstance(ca, str):
+            raise PolicyError(f"{source}: {where}.ca: expected a path to a PEM CA bundle")
+        ca_path = _relative_to(source, ca, base_dir) if ca else None
+        if ca_path is not None and not ca_path.is_file():
+            raise PolicyError(f"{source}: {where}.ca: CA bundle {ca_path} not found")
+        normalised = "docker.io" if host in ("index.docker.io", "registry-1.docker.io") else host
+        registries[normalised] = RegistrySettings(
+            mirror.rstrip("/") if isinstance(mirror, str) else None, insecure, ca_path
+        )
+    return registries

@@ -1,0 +1,48 @@
+"""What resolving an image yields, and the shape of a resolver as the engine sees it.
+
+Plain data: the engine takes a :data:`Resolve` function and never knows whether the answers came
+from overrides, a lock file, a cache or a registry (:mod:`kmultiarch.resolve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+
+ResolutionSource = Literal["registry", "cache", "override", "lock"]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What is known of one image: its platforms, or why they could not be resolved."""
+
+    reference: ImageRef
+    platforms: frozenset[Platform] = frozenset()
+    digest: str | None = None
+    media_type: str | None = None
+    source: ResolutionSource = "registry"
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+#: The engine's view of a resolver: every distinct reference of a run in, an answer for each out.
+Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
+
+#: Called with (done, total) as lookups finish, for a progress line.
+ProgressCallback = Callable[[int, int], None]
+
+
+def without_source(message: str, reference: ImageRef) -> str:
+    prefix = f"{reference}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def tag_key(reference: ImageRef) -> str:
+    return f"{reference.name}:{reference.tag}"

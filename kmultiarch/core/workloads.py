@@ -1,0 +1,242 @@
+"""Where pod specs live in each kind, and which images they run. Pure: plain data in and out.
+
+A table maps (API group, kind) to the paths of its pod specs; ``kind: List`` items are walked.
+Argo Workflows are the exception to "one pod spec per workload": each template runs as its own
+pod, with its own ``tolerations``/``affinity``/``nodeSelector`` on the template itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+Path = tuple[str | int, ...]
+
+SKIP_ANNOTATION = "kmultiarch.dev/skip"
+CONTAINER_GROUPS = ("initContainers", "containers", "ephemeralContainers")
+SCHEDULING_FIELDS = ("tolerations", "affinity", "nodeSelector")
+
+#: (API group, kind) -> paths from the object root to each pod spec.
+POD_SPEC_PATHS: dict[tuple[str, str], tuple[Path, ...]] = {
+    ("", "Pod"): (("spec",),),
+    ("", "PodTemplate"): (("template", "spec"),),
+    ("", "ReplicationController"): (("spec", "template", "spec"),),
+    ("apps", "Deployment"): (("spec", "template", "spec"),),
+    ("apps", "StatefulSet"): (("spec", "template", "spec"),),
+    ("apps", "DaemonSet"): (("spec", "template", "spec"),),
+    ("apps", "ReplicaSet"): (("spec", "template", "spec"),),
+    ("extensions", "Deployment"): (("spec", "template", "spec"),),
+    ("extensions", "DaemonSet"): (("spec", "template", "spec"),),
+    ("extensions", "ReplicaSet"): (("spec", "template", "spec"),),
+    ("batch", "Job"): (("spec", "template", "spec"),),
+    ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template", "spec"),),
+    ("argoproj.io", "Rollout"): (("spec", "template", "spec"),),
+    ("serving.knative.dev", "Service"): (("spec", "template", "spec"),),
+    ("serving.knative.dev", "Configuration"): (("spec", "template", "spec"),),
+    ("keda.sh", "ScaledJob"): (("spec", "jobTargetRef", "template", "spec"),),
+}
+
+#: Argo Workflows kinds -> path to the workflow spec holding ``templates``.
+WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
+    ("argoproj.io", "Workflow"): ("spec",),
+    ("argoproj.io", "WorkflowTemplate"): ("spec",),
+    ("argoproj.io", "ClusterWorkflowTemplate"): ("spec",),
+    ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
+}
+_WORKFLOW_TEMPLATE_CONTAINERS: tuple[Path, ...] = (
+    ("container",),
+    ("script",),
+    ("containerSet", "containers"),
+    ("initContainers",),
+    ("sidecars",),
+)
+
+
+@dataclass(frozen=True)
+class ContainerImage:
+    path: Path  # from the document root to the container mapping
+    name: str
+    image: str
+
+
+@dataclass(frozen=True)
+class PodTarget:
+    """A mapping that holds a pod's scheduling fields, and the images of its pod."""
+
+    path: Path  # from the document root to the mapping with tolerations/affinity
+    spec: Mapping[str, object]
+    containers: tuple[ContainerImage, ...]
+    annotations: Mapping[str, object]  # the pod template's own annotations
+    #: Scheduling fields the pod inherits when its own mapping lacks them (Argo Workflows:
+    #: workflow-level tolerations/affinity/nodeSelector, which a template's own replace).
+    inherited: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def field_path(self) -> str:
+        return format_field_path(self.path)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A resource (or List item) with pod specs."""
+
+    path: Path  # from the document root to the resource (() unless inside a List)
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    annotations: Mapping[str, object]
+    targets: tuple[PodTarget, ...]
+
+    @property
+    def display_name(self) -> str:
+        namespace = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {namespace}{self.name}"
+
+
+def find_workloads(document: object) -> list[Workload]:
+    """Every workload in a document (a resource, or the items of a ``kind: List``)."""
+    return list(_walk(document, ()))
+
+
+def _walk(resource: object, path: Path) -> Iterator[Workload]:
+    if not isinstance(resource, Mapping):
+        return
+    kind = resource.get("kind")
+    api_version = resource.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(api_version, str):
+        return
+    if kind == "List" or (kind.endswith("List") and isinstance(resource.get("items"), list)):
+        for position, item in enumerate(_list(resource.get("items"))):
+            yield from _walk(item, (*path, "items", position))
+        return
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    targets: list[PodTarget] = []
+    for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
+        spec = _get(resource, spec_path)
+        if isinstance(spec, Mapping):
+            template = _get(resource, spec_path[:-1])
+            targets.append(
+                PodTarget(
+                    (*path, *spec_path),
+                    spec,
+                    tuple(_pod_containers(spec, (*path, *spec_path))),
+                    _annotations(template) if spec_path[:-1] else {},
+                )
+            )
+    workflow_path = WORKFLOW_SPEC_PATHS.get((group, kind))
+    if workflow_path is not None:
+        targets.extend(_workflow_targets(resource, workflow_path, path))
+    if not targets:
+        return
+    metadata = resource.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    yield Workload(
+        path,
+        api_version,
+        kind,
+        _string(metadata.get("name")),
+        _string(metadata.get("namespace")),
+        _annotations(resource),
+        tuple(targets),
+    )
+
+
+def _pod_containers(spec: Mapping[str, object], spec_path: Path) -> Iterator[ContainerImage]:
+    for group in CONTAINER_GROUPS:
+        for position, container in enumerate(_list(spec.get(group))):
+            if isinstance(container, Mapping) and isinstance(container.get("image"), str):
+                yield ContainerImage(
+                    (*spec_path, group, position),
+                    _string(container.get("name")),
+                    container["image"],
+                )
+
+
+def _workflow_targets(
+    resource: Mapping[str, object], workflow_path: Path, path: Path
+) -> Iterator[PodTarget]:
+    workflow = _get(resource, workflow_path)
+    if not isinstance(workflow, Mapping):
+        return
+    workflow_scheduling = {
+        key: workflow[key] for key in SCHEDULING_FIELDS if workflow.get(key) is not None
+    }
+    for position, template in enumerate(_list(workflow.get("templates"))):
+        if not isinstance(template, Mapping):
+            continue
+        template_path = (*path, *workflow_path, "templates", position)
+        containers: list[ContainerImage] = []
+        for container_path in _WORKFLOW_TEMPLATE_CONTAINERS:
+            found = _get(template, container_path)
+            items = (
+                [(container_path, found)]
+                if isinstance(found, Mapping)
+                else [((*container_path, index), item) for index, item in enumerate(_list(found))]
+            )
+            for item_path, container in items:
+                if isinstance(container, Mapping) and isinstance(container.get("image"), str):
+                    containers.append(
+                        ContainerImage(
+                            (*template_path, *item_path),
+                            _string(container.get("name")) or _string(template.get("name")),
+                            container["image"],
+                        )
+                    )
+        if containers:
+            inherited = {
+                key: value for key, value in workflow_scheduling.items() if key not in template
+            }
+            yield PodTarget(
+                template_path, template, tuple(containers), _annotations(template), inherited
+            )
+
+
+def is_skipped(workload: Workload, target: PodTarget) -> bool:
+    """The opt-out annotation, on the workload or on its pod template."""
+    return any(
+        str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
+        for annotations in (workload.annotations, target.annotations)
+    )
+
+
+def format_field_path(path: Sequence[str | int]) -> str:
+    """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def _get(value: object, path: Path) -> object:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(value, list) or part >= len(value):
+                return None
+            value = value[part]
+        else:
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(part)
+    return value
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _string(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _annotations(resource: object) -> Mapping[str, object]:
+    if not isinstance(resource, Mapping):
+        return {}
+    metadata = resource.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return {}
+    annotations = metadata.get("annotations")
+    return annotations if isinstance(annotations, Mapping) else {}

@@ -1,0 +1,1 @@
+"""Files and streams: inputs and atomic writes, policy and lock files, the progress line."""

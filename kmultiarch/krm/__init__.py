@@ -1,0 +1,1 @@
+"""The KRM function: a ResourceList in, a ResourceList with results out."""

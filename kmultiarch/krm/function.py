@@ -1,0 +1,229 @@
+"""The KRM function: a ResourceList in, the same ResourceList with edited items and results out.
+
+The ResourceList is edited as one YAML document, so item comments and the annotations kustomize
+and kpt rely on (``internal.config.kubernetes.io/*``, ``config.kubernetes.io/path|index``,
+``kustomize.config.k8s.io/id``) pass through untouched. Every finding becomes a result with
+``severity``, ``message``, ``resourceRef``, ``field.path`` and ``file``; one ``info`` result
+summarises the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
+from kmultiarch.core.resolution import Resolve
+from kmultiarch.engine import EngineResult, Finding, run_documents, summarise
+from kmultiarch.errors import PolicyError
+from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
+
+RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
+PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
+STDIN = "<stdin>"
+
+#: ConfigMap ``data`` keys (strings) -> MultiArchPolicy spec keys. Lists are comma-separated;
+#: structured settings (tolerations, overrides, registries) are YAML or JSON strings.
+_CONFIGMAP_LISTS = {"platforms": "platforms"}
+_CONFIGMAP_SCALARS = {
+    "failurePolicy": "failurePolicy",
+    "nodeAffinity": "nodeAffinity",
+    "lock": "lock",
+}
+_CONFIGMAP_STRUCTURED = {
+    "tolerations": "tolerations",
+    "overrides": "overrides",
+    "registries": "registries",
+}
+_CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
+
+
+@dataclass
+class FunctionOutput:
+    text: str
+    exit_code: int
+    #: The results this run added (also in ``text``), for the adapter to echo on stderr.
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_resource_list(text: str) -> SourceDocument:
+    documents = [doc for doc in read_stream(text, STDIN) if doc.value is not None]
+    if (
+        len(documents) != 1
+        or not isinstance(documents[0].value, Mapping)
+        or (documents[0].value.get("kind") != "ResourceList")
+    ):
+        from kmultiarch.errors import InputError
+
+        raise InputError(
+            f"{STDIN}: expected one ResourceList (apiVersion: config.kubernetes.io/v1, kind: "
+            "ResourceList); to transform a plain stream, use `kmultiarch fn POLICY.yaml` with "
+            "the stream on stdin, or `kmultiarch mutate`"
+        )
+    return documents[0]
+
+
+def policy_from_function_config(
+    config: object, source: str = "functionConfig", *, base_dir: Path | None = None
+) -> Policy:
+    """A MultiArchPolicy, a ConfigMap with string data, or nothing (the defaults)."""
+    if config is None:
+        return Policy()
+    if not isinstance(config, Mapping):
+        raise PolicyError(f"{source}: expected a MultiArchPolicy or a ConfigMap")
+    if config.get("kind") == KIND:
+        return policy_from_object(config, source, base_dir=base_dir)
+    if config.get("kind") == "ConfigMap":
+        return policy_from_configmap(config.get("data"), source, base_dir=base_dir)
+    raise PolicyError(
+        f"{source}: expected apiVersion: {API_VERSION}, kind: {KIND}, or a ConfigMap; got "
+        f"kind {config.get('kind')!r}"
+    )
+
+
+def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = None) -> Policy:
+    import yaml
+
+    if data is None:
+        return Policy()
+    if not isinstance(data, Mapping):
+        raise PolicyError(f"{source}: data: expected a mapping of strings")
+    spec: dict[str, Any] = {}
+    exclude: dict[str, list[str]] = {}
+    known = sorted(
+        [*_CONFIGMAP_LISTS, *_CONFIGMAP_SCALARS, *_CONFIGMAP_STRUCTURED, *_CONFIGMAP_EXCLUDE]
+    )
+    for key, value in data.items():
+        if not isinstance(value, str):
+            raise PolicyError(f"{source}: data.{key}: ConfigMap values are strings")
+        if key in _CONFIGMAP_LISTS:
+            spec[_CONFIGMAP_LISTS[key]] = _comma_list(value)
+        elif key in _CONFIGMAP_SCALARS:
+            spec[_CONFIGMAP_SCALARS[key]] = value.strip()
+        elif key in _CONFIGMAP_EXCLUDE:
+            exclude[_CONFIGMAP_EXCLUDE[key]] = _comma_list(value)
+        elif key in _CONFIGMAP_STRUCTURED:
+            try:
+                spec[_CONFIGMAP_STRUCTURED[key]] = yaml.load(value, Loader=yaml.CSafeLoader)
+            except yaml.YAMLError as exc:
+                raise PolicyError(f"{source}: data.{key}: not valid YAML/JSON: {exc}") from exc
+        else:
+            raise PolicyError(f"{source}: data.{key}: unknown key (known keys: {', '.join(known)})")
+    if exclude:
+        spec["exclude"] = exclude
+    try:
+        return policy_from_spec(spec, source, base_dir=base_dir)
+    except PolicyError as exc:
+        # The spec was built from ``data``: name the key the user wrote.
+        raise PolicyError(_spec_path_to_data_path(str(exc), source)) from exc
+
+
+def _spec_path_to_data_path(message: str, source: str) -> str:
+    for data_key, spec_key in _CONFIGMAP_EXCLUDE.items():
+        spec_path, data_path = f"{source}: spec.exclude.{spec_key}", f"{source}: data.{data_key}"
+        message = message.replace(spec_path, data_path)
+    return message.replace(f"{source}: spec.", f"{source}: data.", 1)
+
+
+def _comma_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def run_function(
+    text: str,
+    resolve_factory: Callable[[Policy], Resolve],
+    *,
+    policy_override: Policy | None = None,
+) -> FunctionOutput:
+    """Process a ResourceList. ``resolve_factory(policy)`` returns the resolve function."""
+    document = read_resource_list(text)
+    value = document.value
+    assert isinstance(value, Mapping)
+    try:
+        policy = policy_override or policy_from_function_config(value.get("functionConfig"))
+    except PolicyError as exc:
+        results = [{"message": str(exc), "severity": "error"}]
+        return FunctionOutput(_with_results(document, results), 1, results)
+    if not isinstance(value.get("items", []), list):
+        results = [{"message": "items: expected a list of resources", "severity": "error"}]
+        return FunctionOutput(_with_results(document, results), 1, results)
+    resolve: Resolve = resolve_factory(policy)
+    result = run_documents(
+        [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False
+    )
+    results = [_result(finding, value) for finding in result.findings]
+    results.append({"message": "kmultiarch: " + summarise(result), "severity": "info"})
+    failed = any(r["severity"] == "error" for r in results)
+    outcome = result.documents[STDIN][0]
+    if failed:
+        # As with mutate: when the run fails, no item is changed; the results say why.
+        outcome.operations.clear()
+    outcome.operations.append(_results_operation(value, results))
+    result.apply_edits()
+    return FunctionOutput(result.output_of(STDIN), 1 if failed else 0, results)
+
+
+def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    existing = value.get("results")
+    combined = [*existing, *results] if isinstance(existing, list) else results
+    return {"op": "replace" if "results" in value else "add", "path": "/results", "value": combined}
+
+
+def _with_results(document: SourceDocument, results: list[dict[str, Any]]) -> str:
+    from kmultiarch.yaml.edit import apply_operations
+
+    assert isinstance(document.value, Mapping)
+    return apply_operations(document, [_results_operation(document.value, results)])
+
+
+def _result(finding: Finding, resource_list: Mapping[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {"message": finding.message, "severity": finding.severity}
+    if finding.resource is not None:
+        result["resourceRef"] = finding.resource.as_dict()
+    if finding.field_path:
+        item_path, field = _split_item_path(finding.field_path)
+        if field:
+            result["field"] = {"path": field}
+        if item_path is not None:
+            file = _file_of(resource_list, item_path)
+            if file:
+                result["file"] = file
+    if finding.image:
+        result["tags"] = {"image": finding.image}
+    return result
+
+
+def _split_item_path(field_path: str) -> tuple[int | None, str]:
+    """``items[3].spec.template.spec`` -> (3, ``spec.template.spec``)."""
+    if field_path.startswith("items["):
+        index_text, _, rest = field_path[len("items[") :].partition("]")
+        if index_text.isdigit():
+            return int(index_text), rest.lstrip(".")
+    return None, field_path
+
+
+def _file_of(resource_list: Mapping[str, Any], index: int) -> dict[str, Any]:
+    items = resource_list.get("items")
+    if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], Mapping):
+        return {}
+    metadata = items[index].get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return {}
+    file: dict[str, Any] = {}
+    for key in PATH_ANNOTATIONS:
+        if isinstance(annotations.get(key), str):
+            file["path"] = annotations[key]
+            break
+    for key in INDEX_ANNOTATIONS:
+        raw = annotations.get(key)
+        if isinstance(raw, str) and raw.isdigit():
+            file["index"] = int(raw)
+            break
+    return file
+
+
+__all__ = ["EngineResult", "FunctionOutput", "policy_from_function_config", "run_function"]

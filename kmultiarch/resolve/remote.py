@@ -1,0 +1,185 @@
+"""The network half of resolving: registry lookups for the images the cache could not answer.
+
+Imported only when a run has something to look up, so a warm run loads neither asyncio's
+networking nor httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from kmultiarch.core.oci import (
+    IMAGE_TYPES,
+    MAX_CONFIG_BYTES,
+    MAX_INDEX_DEPTH,
+    ParsedManifest,
+    compute_digest,
+    parse_config_platform,
+    parse_manifest,
+    verify_digest,
+)
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key, without_source
+from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError
+from kmultiarch.registry.client import Endpoint, RegistryClient
+from kmultiarch.resolve.cache import ResolutionCache
+
+
+async def resolve_remote(
+    client: RegistryClient,
+    cache: ResolutionCache,
+    concurrency: int,
+    pending: list[ImageRef],
+    stale: set[ImageRef],
+    progress: ProgressCallback | None,
+    done: int,
+    total: int,
+) -> dict[ImageRef, Resolution]:
+    """Look up ``pending`` concurrently, at most ``concurrency`` at once, one lookup per image;
+    ``client`` is entered and closed here."""
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    client.plan((ref.registry, ref.repository) for ref in pending)
+    lookup = _Lookup(client, cache)
+    finished = done
+
+    async def one(reference: ImageRef) -> Resolution:
+        nonlocal finished
+        async with semaphore:
+            try:
+                resolution = await lookup.resolve(reference, reference in stale)
+            except KmultiarchError as exc:
+                resolution = Resolution(reference, error=str(exc))
+        finished += 1
+        if progress is not None:
+            progress(finished, total)
+        return resolution
+
+    async with client:
+        resolved = await asyncio.gather(*(one(reference) for reference in pending))
+    return {resolution.reference: resolution for resolution in resolved}
+
+
+class _Lookup:
+    """The network half of resolving, for one run."""
+
+    def __init__(self, client: RegistryClient, cache: ResolutionCache) -> None:
+        self.client = client
+        self.cache = cache
+        self._children: dict[str, asyncio.Future[frozenset[Platform]]] = {}
+
+    async def resolve(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
+        mirror_failures: list[str] = []
+        for endpoint in self.client.endpoints(reference.registry):
+            try:
+                return await self._resolve_at(endpoint, reference, tag_is_stale)
+            except RegistryError as exc:
+                if endpoint.is_mirror:
+                    # containerd's rule: a mirror that fails hands over to the registry itself.
+                    mirror_failures.append(without_source(str(exc), reference))
+                    continue
+                if not mirror_failures:
+                    raise
+                raise type(exc)(
+                    f"{exc}; before that, the mirror failed: {'; '.join(mirror_failures)}"
+                ) from exc
+        raise AssertionError("endpoints_for always lists the registry itself")
+
+    async def _resolve_at(
+        self, endpoint: Endpoint, reference: ImageRef, tag_is_stale: bool
+    ) -> Resolution:
+        source = str(reference)
+        repository = reference.repository
+        if tag_is_stale and reference.digest is None:
+            assert reference.tag is not None
+            digest = await self.client.head_manifest(
+                endpoint, repository, reference.tag, source=source
+            )
+            if digest is not None:
+                record = self.cache.get_platforms(digest)
+                if record is not None:
+                    self.cache.put_tag(tag_key(reference), digest)
+                    return Resolution(
+                        reference, record.platforms, digest, record.media_type, "registry"
+                    )
+        fetched = await self.client.get_manifest(
+            endpoint, repository, reference.api_reference, source=source
+        )
+        # Parsed before the digest check: schema 1 is reported as unsupported rather than as a
+        # digest mismatch (its digest covers the payload without signatures, not the body).
+        manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
+        digest = _verified_digest(fetched.body, reference.digest, fetched.digest, source)
+        platforms = await self._platforms(endpoint, repository, manifest, source, depth=0)
+        self.cache.put_platforms(digest, manifest.media_type, platforms)
+        if reference.digest is None:
+            self.cache.put_tag(tag_key(reference), digest)
+        return Resolution(reference, platforms, digest, manifest.media_type, "registry")
+
+    async def _platforms(
+        self,
+        endpoint: Endpoint,
+        repository: str,
+        manifest: ParsedManifest,
+        source: str,
+        *,
+        depth: int,
+    ) -> frozenset[Platform]:
+        if manifest.kind == "image":
+            body = await self.client.get_blob(
+                endpoint, repository, manifest.config_digest, cap=MAX_CONFIG_BYTES, source=source
+            )
+            verify_digest(body, manifest.config_digest, source=f"{source} config")
+            return frozenset({parse_config_platform(body, source=source)})
+        found: set[Platform] = set()
+        children = []
+        for entry in manifest.entries:
+            if entry.platform is not None and entry.media_type in IMAGE_TYPES:
+                found.add(entry.platform)
+            else:
+                if depth + 1 > MAX_INDEX_DEPTH:
+                    raise ManifestError(
+                        f"{source}: indexes nest deeper than {MAX_INDEX_DEPTH} levels"
+                    )
+                children.append(self._child(endpoint, repository, entry.digest, source, depth + 1))
+        for platforms in await asyncio.gather(*children):
+            found.update(platforms)
+        if not found:
+            raise ManifestError(
+                f"{source}: the index lists no runnable platform (only attestations or unknown "
+                "entries)"
+            )
+        return frozenset(found)
+
+    async def _child(
+        self, endpoint: Endpoint, repository: str, digest: str, source: str, depth: int
+    ) -> frozenset[Platform]:
+        record = self.cache.get_platforms(digest)
+        if record is not None:
+            return record.platforms
+        if digest not in self._children:
+            self._children[digest] = asyncio.ensure_future(
+                self._fetch_child(endpoint, repository, digest, source, depth)
+            )
+        return await self._children[digest]
+
+    async def _fetch_child(
+        self, endpoint: Endpoint, repository: str, digest: str, source: str, depth: int
+    ) -> frozenset[Platform]:
+        child_source = f"{source} (child {digest[:19]})"
+        fetched = await self.client.get_manifest(endpoint, repository, digest, source=child_source)
+        verify_digest(fetched.body, digest, source=child_source)
+        manifest = parse_manifest(fetched.body, fetched.content_type, source=child_source)
+        platforms = await self._platforms(endpoint, repository, manifest, child_source, depth=depth)
+        self.cache.put_platforms(digest, manifest.media_type, platforms)
+        return platforms
+
+
+def _verified_digest(body: bytes, pinned: str | None, announced: str | None, source: str) -> str:
+    """The digest of what was fetched, checked against what was asked for or announced."""
+    if pinned is not None:
+        verify_digest(body, pinned, source=source)
+        return pinned
+    if announced:
+        verify_digest(body, announced, source=source)
+        return announced
+    return compute_digest(body)

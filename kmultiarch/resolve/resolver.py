@@ -1,0 +1,185 @@
+"""Images -> platforms: overrides, then the cache, then the registry, concurrently.
+
+A warm run (every tag checked within the TTL) makes no request at all and never builds an HTTP
+client. A stale tag is revalidated with HEAD; its manifest is fetched again only if the tag
+moved. Cold lookups run concurrently within a bound, one lookup per distinct image; children of
+an index that several images share are fetched once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kmultiarch.core.lock import ImageLock
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
+from kmultiarch.registry.settings import ClientSettings
+from kmultiarch.resolve.cache import ResolutionCache
+
+if TYPE_CHECKING:
+    from kmultiarch.registry.client import RegistryClient
+
+
+@dataclass
+class ResolverStats:
+    images: int = 0
+    cache_hits: int = 0
+    overrides: int = 0
+    locked: int = 0
+    lookups: int = 0
+    failures: int = 0
+
+
+class Resolver:
+    def __init__(
+        self,
+        policy: Policy,
+        cache: ResolutionCache,
+        settings: ClientSettings | None = None,
+        client_factory: Callable[[], RegistryClient] | None = None,
+        *,
+        lock: ImageLock | None = None,
+        offline: bool = False,
+    ) -> None:
+        self.policy = policy
+        self.cache = cache
+        self.lock = lock
+        self.offline = offline
+        self.settings = settings or ClientSettings()
+        self.client_factory = client_factory or self._default_client
+        self.stats = ResolverStats()
+        self.requests: dict[str, int] = {}
+
+    def _default_client(self) -> RegistryClient:
+        from kmultiarch.registry.client import RegistryClient
+
+        return RegistryClient(self.policy.registries, self.settings)
+
+    def resolve(
+        self, references: Iterable[ImageRef], progress: ProgressCallback | None = None
+    ) -> dict[ImageRef, Resolution]:
+        """Resolve every distinct reference. Synchronous: runs its own event loop once, and only
+        when something must be looked up (a warm run never imports asyncio's networking)."""
+        unique, results, pending, stale = self._known(references, progress)
+        if pending:
+            import asyncio
+
+            results.update(
+                asyncio.run(
+                    self._resolve_remote(pending, stale, progress, len(results), len(unique))
+                )
+            )
+        return self._finish(unique, results)
+
+    async def resolve_async(
+        self, references: Iterable[ImageRef], progress: ProgressCallback | None = None
+    ) -> dict[ImageRef, Resolution]:
+        """:meth:`resolve` for callers that already run an event loop."""
+        unique, results, pending, stale = self._known(references, progress)
+        if pending:
+            results.update(
+                await self._resolve_remote(pending, stale, progress, len(results), len(unique))
+            )
+        return self._finish(unique, results)
+
+    def _known(
+        self, references: Iterable[ImageRef], progress: ProgressCallback | None
+    ) -> tuple[list[ImageRef], dict[ImageRef, Resolution], list[ImageRef], dict[ImageRef, str]]:
+        """What overrides, the lock and the cache answer; the rest is pending (``stale``: tags
+        whose cached digest must be revalidated)."""
+        unique = list(dict.fromkeys(references))
+        self.stats.images = len(unique)
+        results: dict[ImageRef, Resolution] = {}
+        pending: list[ImageRef] = []
+        stale: dict[ImageRef, str] = {}
+        for reference in unique:
+            known = self._without_network(reference, stale)
+            if known is not None:
+                results[reference] = known
+            else:
+                pending.append(reference)
+        if progress is not None:
+            progress(len(results), len(unique))
+        return unique, results, pending, stale
+
+    def _finish(
+        self, unique: list[ImageRef], results: dict[ImageRef, Resolution]
+    ) -> dict[ImageRef, Resolution]:
+        self.stats.failures = sum(1 for r in results.values() if not r.ok)
+        return {reference: results[reference] for reference in unique}
+
+    def _without_network(
+        self, reference: ImageRef, stale: dict[ImageRef, str]
+    ) -> Resolution | None:
+        override = self.policy.override_for(str(reference))
+        if override is None and reference.digest is not None:
+            override = self.policy.override_for(
+                str(ImageRef(reference.registry, reference.repository, reference.tag))
+            )
+        if override is not None:
+            self.stats.overrides += 1
+            return Resolution(reference, override.platforms, reference.digest, None, "override")
+        locked = self.lock.lookup(reference) if self.lock is not None else None
+        if locked is not None:
+            self.stats.locked += 1
+            return Resolution(reference, locked.platforms, locked.digest, locked.media_type, "lock")
+        if self.offline:
+            # Offline renders depend on the lock alone, not on what a cache happens to hold.
+            return Resolution(reference, error=self._offline_error(reference))
+        if reference.digest is not None:
+            digest = reference.digest
+        else:
+            tag = self.cache.get_tag(tag_key(reference))
+            if tag is None:
+                return None
+            if not tag.is_fresh(self.cache.tag_ttl, time.time()):
+                stale[reference] = tag.digest
+                return None
+            digest = tag.digest
+        record = self.cache.get_platforms(digest)
+        if record is None:
+            return None
+        self.stats.cache_hits += 1
+        return Resolution(reference, record.platforms, digest, record.media_type, "cache")
+
+    def _offline_error(self, reference: ImageRef) -> str:
+        if self.lock is None:
+            return (
+                f"{reference}: not looked up (--offline) and no lock file was given; pass "
+                "--lock FILE or set the policy's lock:"
+            )
+        return (
+            f"{reference}: not in the lock file {self.lock.source} and --offline forbids a lookup; "
+            "add it with `kmultiarch lock`"
+        )
+
+    async def _resolve_remote(
+        self,
+        pending: list[ImageRef],
+        stale: dict[ImageRef, str],
+        progress: ProgressCallback | None,
+        done: int,
+        total: int,
+    ) -> dict[ImageRef, Resolution]:
+        # The network half lives in its own module: a warm run never imports it (nor httpx).
+        from kmultiarch.resolve.remote import resolve_remote
+
+        client = self.client_factory()
+        self.stats.lookups += len(pending)
+        try:
+            return await resolve_remote(
+                client,
+                self.cache,
+                self.settings.concurrency,
+                pending,
+                set(stale),
+                progress,
+                done,
+                total,
+            )
+        finally:
+            self.requests = dict(client.requests)

@@ -1,0 +1,883 @@
+"""Apply JSON-patch ``add``/``replace`` operations to one document, changing only what they change.
+
+The fast path splices text at positions taken from libyaml's node marks: new keys go after the
+last line of a block mapping, new items after the last item of a block sequence, replaced values
+over the span of the old one. Inserted YAML follows the document's conventions (indent step,
+whether sequences are indented under their key, line breaks). Whenever a splice could not be
+exact (flow collections around the insertion point, aliases or merge keys, tabs, unusual
+layouts), the document is edited with ruamel.yaml's round trip instead, which keeps comments,
+key order and quoting but may re-space a few lines.
+
+Every result is read back and compared with the patched value before it is returned: a fast
+edit that does not read back right falls back to the round trip, and a round trip that does not
+is refused with a :class:`~kmultiarch.errors.ManifestStreamError`.
+
+Operations that do not apply (missing path, parent not a collection, bad index) are programming
+errors upstream and raise :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import io
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
+from kmultiarch.errors import ManifestStreamError
+from kmultiarch.yaml.stream import (
+    SourceDocument,
+    cyclic_gc_paused,
+    has_exotic_line_breaks,
+    read_stream,
+)
+
+__all__ = [
+    "apply_operations",
+    "apply_operations_roundtrip",
+    "render_scalar",
+]
+
+OperationKind = Literal["add", "replace"]
+
+_ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+# Tabs in indentation, or right after a block indicator at the start of a line.
+_TAB_IN_INDENTATION = re.compile(r"^[ \-?:]*\t", re.MULTILINE)
+# Strings written plain: a conservative set that no YAML 1.1 or 1.2 reader takes for
+# anything but a string once the implicit types below are ruled out.
+_PLAIN_SAFE = re.compile(r"[A-Za-z_/][A-Za-z0-9_./\-]*\Z")
+_YAML11_WORDS = frozenset(
+    word
+    for base in ("y", "n", "yes", "no", "on", "off", "true", "false", "null")
+    for word in (base, base.capitalize(), base.upper())
+)
+_DOUBLE_QUOTED_ESCAPE = re.compile('[\\\\"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]')
+_NAMED_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\x00": "\\0",
+    "\x08": "\\b",
+    "\x0c": "\\f",
+}
+
+
+@dataclass(frozen=True)
+class _Operation:
+    kind: OperationKind
+    path: tuple[str, ...]
+    value: object
+
+
+class _NotExact(Exception):
+    """The fast path cannot make this edit exactly; use the round trip."""
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+def apply_operations(document: SourceDocument, operations: Sequence[Mapping[str, object]]) -> str:
+    """Return the document's text with ``operations`` applied, other lines left as they are."""
+    parsed = _parse_operations(operations)
+    if not parsed:
+        return document.text
+    with cyclic_gc_paused():
+        expected = apply_patch(document.value, operations)
+        root = document.node
+        try:
+            text = _FastEditor(document, root).edit(parsed)
+        except _NotExact:
+            return _round_trip_edit(document, root, parsed, expected)
+        if _reads_back_as(text, document, expected):
+            return text
+        return _round_trip_edit(document, root, parsed, expected)
+
+
+def apply_operations_roundtrip(
+    document: SourceDocument, operations: Sequence[Mapping[str, object]]
+) -> str:
+    """Like :func:`apply_operations`, always through ruamel.yaml's round trip (the fallback)."""
+    parsed = _parse_operations(operations)
+    if not parsed:
+        return document.text
+    return _round_trip_edit(
+        document, document.node, parsed, apply_patch(document.value, operations)
+    )
+
+
+def render_scalar(value: object) -> str:
+    """A scalar as YAML: plain when that reads back as the same value, else double-quoted."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        text = repr(value)
+        if "e" in text and "." not in text:
+            # YAML 1.1 needs a dot in the mantissa of a float.
+            text = text.replace("e", ".0e", 1)
+        return text
+    if isinstance(value, str):
+        if _is_plain_safe(value):
+            return value
+        return '"' + _DOUBLE_QUOTED_ESCAPE.sub(_escape_character, value) + '"'
+    raise ValueError(f"cannot write {type(value).__name__} {value!r} as a YAML scalar")
+
+
+# --------------------------------------------------------------------------------------------
+# Operations and the patched value
+
+
+def _parse_operations(operations: Sequence[Mapping[str, object]]) -> list[_Operation]:
+    parsed: list[_Operation] = []
+    for operation in operations:
+        kind = operation.get("op")
+        path = operation.get("path")
+        if kind not in ("add", "replace"):
+            raise ValueError(f"unsupported JSON-patch operation {kind!r}: only add and replace")
+        if not isinstance(path, str):
+            raise ValueError(f"JSON-patch operation without a string path: {operation!r}")
+        if "value" not in operation:
+            raise ValueError(f"JSON-patch {kind} without a value: {operation!r}")
+        parsed.append(_Operation(kind, pointer_tokens(path), operation["value"]))
+    return parsed
+
+
+def _list_index(token: str, length: int, *, allow_end: bool) -> int:
+    if allow_end and token == "-":  # noqa: S105 (the JSON-pointer token for the end)
+        return length
+    if not _ARRAY_INDEX.match(token):
+        raise ValueError(f"invalid array index {token!r} in a JSON pointer")
+    index = int(token)
+    if index > length or (index == length and not allow_end):
+        raise ValueError(f"array index {index} out of range (length {length})")
+    return index
+
+
+def _set_in_container(container: object, token: str, operation: _Operation, value: object) -> None:
+    if isinstance(container, dict):
+        if operation.kind == "replace" and token not in container:
+            raise ValueError(f"cannot replace {json_pointer(operation.path)}: no such key")
+        container[token] = value
+    elif isinstance(container, list):
+        index = _list_index(token, len(container), allow_end=operation.kind == "add")
+        if operation.kind == "add":
+            container.insert(index, value)
+        else:
+            container[index] = value
+    else:
+        raise ValueError(
+            f"cannot {operation.kind} {json_pointer(operation.path)}: parent is a scalar"
+        )
+
+
+def _reads_back_as(text: str, document: SourceDocument, expected: object) -> bool:
+    try:
+        documents = read_stream(text, document.source)
+    except ManifestStreamError:
+        return False
+    return len(documents) == 1 and documents[0].value == expected
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering new YAML
+
+
+def _is_plain_safe(text: str) -> bool:
+    if not _PLAIN_SAFE.match(text) or text in _YAML11_WORDS:
+        return False
+    for _tag, pattern in Resolver.yaml_implicit_resolvers.get(text[0], ()):
+        if pattern.match(text):
+            return False
+    return True
+
+
+def _escape_character(match: re.Match[str]) -> str:
+    character = match.group()
+    named = _NAMED_ESCAPES.get(character)
+    if named is not None:
+        return named
+    code = ord(character)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _is_leaf(value: object) -> bool:
+    """Written on one line: scalars and empty collections."""
+    return not isinstance(value, dict | list) or not value
+
+
+def _is_flow(node: Node) -> bool:
+    return isinstance(node, CollectionNode) and bool(node.flow_style)
+
+
+def _is_flat(value: object) -> bool:
+    """A collection whose members are all written on one line."""
+    if isinstance(value, dict):
+        return all(_is_leaf(member) for member in value.values())
+    return isinstance(value, list) and all(_is_leaf(member) for member in value)
+
+
+def _flow(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(item) for item in value) + "]"
+    return render_scalar(value)
+
+
+def _key(key: object) -> str:
+    if not isinstance(key, str):
+        raise ValueError(f"mapping key {key!r} is not a string")
+    return render_scalar(key)
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How a document lays out block collections."""
+
+    indent: int  # columns from a key to the keys of its mapping value
+    sequence_offset: int  # columns from a key to the dashes of its sequence value
+    newline: str
+
+    def entry(self, key: object, value: object, column: int) -> list[str]:
+        head = " " * column + _key(key) + ":"
+        if _is_leaf(value):
+            return [head + " " + _flow(value)]
+        if isinstance(value, dict):
+            return [head, *self.mapping(value, column + self.indent)]
+        assert isinstance(value, list)
+        return [head, *self.sequence(value, column + self.sequence_offset)]
+
+    def mapping(self, value: dict[Any, Any], column: int) -> list[str]:
+        return [line for key, item in value.items() for line in self.entry(key, item, column)]
+
+    def sequence(self, value: list[Any], column: int) -> list[str]:
+        return [line for item in value for line in self.item(item, column)]
+
+    def item(self, value: object, dash_column: int) -> list[str]:
+        inline = self.inline(value, dash_column + 2)
+        return [" " * dash_column + "- " + inline[0], *inline[1:]]
+
+    def inline(self, value: object, column: int) -> list[str]:
+        """Lines of a node whose first line starts at ``column`` after text already there."""
+        if _is_leaf(value):
+            return [_flow(value)]
+        if isinstance(value, dict):
+            lines = self.mapping(value, column)
+        else:
+            assert isinstance(value, list)
+            lines = self.sequence(value, column)
+        return [lines[0][column:], *lines[1:]]
+
+    def block(self, value: object, column: int) -> list[str]:
+        """Lines of a collection value under a key at ``column`` (a key line precedes them)."""
+        if isinstance(value, dict):
+            return self.mapping(value, column + self.indent)
+        assert isinstance(value, list)
+        return self.sequence(value, column + self.sequence_offset)
+
+
+def _detect_style(root: Node, text: str) -> _Style:
+    newline_at = text.find("\n")
+    newline = "\r\n" if newline_at > 0 and text[newline_at - 1] == "\r" else "\n"
+    indent: int | None = None
+    sequence_offset: int | None = None
+    stack: list[Node] = [root]
+    while stack and (indent is None or sequence_offset is None):
+        node = stack.pop()
+        if isinstance(node, MappingNode) and not _is_flow(node):
+            for key_node, value_node in node.value:
+                if value_node.start_mark.line <= key_node.start_mark.line:
+                    continue
+                offset = value_node.start_mark.column - key_node.start_mark.column
+                if _is_flow(value_node):
+                    continue
+                if isinstance(value_node, MappingNode) and indent is None and offset > 0:
+                    indent = offset
+                elif (
+                    isinstance(value_node, SequenceNode) and sequence_offset is None and offset >= 0
+                ):
+                    sequence_offset = offset
+            stack.extend(reversed([value for _, value in node.value]))
+        elif isinstance(node, SequenceNode) and not _is_flow(node):
+            stack.extend(reversed(node.value))
+    indent = indent or 2
+    return _Style(indent, indent if sequence_offset is None else sequence_offset, newline)
+
+
+# --------------------------------------------------------------------------------------------
+# The fast path
+
+
+@dataclass
+class _NewItem:
+    """An item added to a block sequence."""
+
+    value: object
+
+
+@dataclass
+class _Place:
+    """Where a node of the original document sits: its parent and the key that leads to it."""
+
+    parent: Node | None
+    key: ScalarNode | None
+    depth: int
+
+
+class _FastEditor:
+    """Records operations against the original node tree, then splices the text once."""
+
+    def __init__(self, document: SourceDocument, root: Node | None) -> None:
+        text = document.text
+        if (
+            root is None
+            or isinstance(root, ScalarNode)
+            or _is_flow(root)
+            or document.has_aliases_or_merges
+            or has_exotic_line_breaks(text)
+            or ("\t" in text and _TAB_IN_INDENTATION.search(text))
+        ):
+            raise _NotExact
+        self.text = text
+        self.root = root
+        self.values: dict[int, object] = {id(root): document.value}
+        self.places: dict[int, _Place] = {id(root): _Place(None, None, 0)}
+        self.new_entries: dict[int, dict[str, object]] = {}
+        self.items: dict[int, list[Node | _NewItem]] = {}
+        self.replacements: dict[int, object] = {}
+        self.nodes: dict[int, Node] = {id(root): root}
+
+    # Recording ----------------------------------------------------------------------------
+
+    def edit(self, operations: list[_Operation]) -> str:
+        for operation in operations:
+            if not operation.path:
+                raise _NotExact
+            self.record(operation)
+        return self.splice()
+
+    def record(self, operation: _Operation) -> None:
+        value = deep_copy(operation.value)
+        container: Node | object = self.root
+        for token in operation.path[:-1]:
+            container = self.child(container, token, operation)
+        if isinstance(container, Node) and id(container) in self.replacements:
+            container = self.replacements[id(container)]
+        last = operation.path[-1]
+        if not isinstance(container, Node):
+            _set_in_container(container, last, operation, value)
+            return
+        if isinstance(container, ScalarNode):
+            raise ValueError(
+                f"cannot {operation.kind} {json_pointer(operation.path)}: parent is a scalar"
+            )
+        if _is_flow(container):
+            container = self.replace_with_value(container)
+            _set_in_container(container, last, operation, value)
+            return
+        if isinstance(container, MappingNode):
+            entries = self.new_entries.setdefault(id(container), {})
+            existing = self.mapping_child(container, last)
+            if existing is not None:
+                self.replace(existing, value)
+            elif last in entries or operation.kind == "add":
+                entries[last] = value
+            else:
+                raise ValueError(f"cannot replace {json_pointer(operation.path)}: no such key")
+            return
+        assert isinstance(container, SequenceNode)
+        items = self.sequence_items(container)
+        index = _list_index(last, len(items), allow_end=operation.kind == "add")
+        if operation.kind == "add":
+            items.insert(index, _NewItem(value))
+            return
+        target = items[index]
+        if isinstance(target, _NewItem):
+            target.value = value
+        else:
+            self.replace(target, value)
+
+    def child(self, container: Node | object, token: str, operation: _Operation) -> Node | object:
+        """The node or (new) value under ``container`` at ``token``."""
+        if not isinstance(container, Node):
+            if isinstance(container, dict):
+                if token not in container:
+                    raise ValueError(f"path {json_pointer(operation.path)} does not exist")
+                found_value: object = container[token]
+                return found_value
+            if isinstance(container, list):
+                item_value: object = container[_list_index(token, len(container), allow_end=False)]
+                return item_value
+            raise ValueError(f"path {json_pointer(operation.path)} goes through a scalar")
+        if id(container) in self.replacements:
+            return self.child(self.replacements[id(container)], token, operation)
+        if isinstance(container, ScalarNode):
+            raise ValueError(f"path {json_pointer(operation.path)} goes through a scalar")
+        if _is_flow(container):
+            return self.child(self.replace_with_value(container), token, operation)
+        if isinstance(container, MappingNode):
+            found = self.mapping_child(container, token)
+            if found is not None:
+                return found
+            entries = self.new_entries.get(id(container), {})
+            if token in entries:
+                return entries[token]
+            raise ValueError(f"path {json_pointer(operation.path)} does not exist: no {token!r}")
+        assert isinstance(container, SequenceNode)
+        items = self.sequence_items(container)
+        item = items[_list_index(token, len(items), allow_end=False)]
+        return item.value if isinstance(item, _NewItem) else item
+
+    def mapping_child(self, mapping: MappingNode, token: str) -> Node | None:
+        value = self.values[id(mapping)]
+        assert isinstance(value, dict)
+        if token not in value:
+            return None
+        position = list(value).index(token)
+        key_node, child = mapping.value[position]
+        self.adopt(child, mapping, key_node, value[token])
+        return child  # type: ignore[no-any-return]
+
+    def sequence_items(self, sequence: SequenceNode) -> list[Node | _NewItem]:
+        items = self.items.get(id(sequence))
+        if items is None:
+            value = self.values[id(sequence)]
+            assert isinstance(value, list)
+            for child, child_value in zip(sequence.value, value, strict=True):
+                self.adopt(child, sequence, None, child_value)
+            items = self.items[id(sequence)] = list(sequence.value)
+        return items
+
+    def adopt(self, child: Node, parent: Node, key: ScalarNode | None, value: object) -> None:
+        if id(child) not in self.places:
+            self.places[id(child)] = _Place(parent, key, self.places[id(parent)].depth + 1)
+            self.values[id(child)] = value
+            self.nodes[id(child)] = child
+
+    def replace_with_value(self, node: Node) -> object:
+        """Turn an original flow collection into a new value, edited as plain data."""
+        if id(node) not in self.replacements:
+            self.replace(node, deep_copy(self.values[id(node)]))
+        return self.replacements[id(node)]
+
+    def replace(self, node: Node, value: object) -> None:
+        if node is self.root:
+            raise _NotExact
+        self.replacements[id(node)] = value
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current is not node:
+                self.replacements.pop(id(current), None)
+            self.new_entries.pop(id(current), None)
+            self.items.pop(id(current), None)
+            if isinstance(current, MappingNode):
+                stack.extend(child for pair in current.value for child in pair)
+            elif isinstance(current, SequenceNode):
+                stack.extend(current.value)
+
+    # Splicing -------------------------------------------------------------------------------
+
+    def splice(self) -> str:
+        self.style = _detect_style(self.root, self.text)
+        splices: list[tuple[int, int, int, str]] = []  # start, end, -depth, new text
+        for mapping_id, entries in self.new_entries.items():
+            if entries:
+                splices.append(self.mapping_append(self.nodes[mapping_id], entries))
+        for sequence_id, items in self.items.items():
+            splices.extend(self.sequence_inserts(self.nodes[sequence_id], items))
+        for node_id, value in self.replacements.items():
+            splices.extend(self.replacement(self.nodes[node_id], value))
+        splices.sort()
+        pieces: list[str] = []
+        cursor = 0
+        for start, end, _, new_text in splices:
+            if start < cursor:
+                raise _NotExact
+            pieces.append(self.text[cursor:start])
+            pieces.append(new_text)
+            cursor = end
+        pieces.append(self.text[cursor:])
+        return "".join(pieces)
+
+    def lines_at(self, position: int, lines: list[str]) -> str:
+        """Whole lines inserted at a line start (or at the very end of the text)."""
+        newline = self.style.newline
+        if position == len(self.text) and not self.text.endswith("\n"):
+            return newline + newline.join(lines)
+        return "".join(line + newline for line in lines)
+
+    def lines_over(self, end: int, lines: list[str]) -> str:
+        """Lines replacing text up to ``end`` (a line start, or the very end of the text)."""
+        newline = self.style.newline
+        if end == len(self.text) and not self.text.endswith("\n"):
+            return newline.join(lines)
+        return "".join(line + newline for line in lines)
+
+    def mapping_append(
+        self, mapping: Node, entries: dict[str, object]
+    ) -> tuple[int, int, int, str]:
+        first_key = mapping.value[0][0]
+        if first_key.start_mark.index != mapping.start_mark.index:
+            raise _NotExact
+        column = first_key.start_mark.column
+        prefix = self.line_prefix(first_key.start_mark.index)
+        if prefix.strip(" -") or (prefix.strip(" ") and not prefix.rstrip(" ").endswith("-")):
+            raise _NotExact
+        position = _line_after(self.text, mapping)
+        lines = [
+            line for key, value in entries.items() for line in self.style.entry(key, value, column)
+        ]
+        return (position, position, -self.places[id(mapping)].depth, self.lines_at(position, lines))
+
+    def sequence_inserts(
+        self, sequence: Node, items: list[Node | _NewItem]
+    ) -> list[tuple[int, int, int, str]]:
+        new_before: dict[int, list[object]] = {}  # original item position -> new values
+        original_position = 0
+        for item in items:
+            if isinstance(item, _NewItem):
+                new_before.setdefault(original_position, []).append(item.value)
+            else:
+                original_position += 1
+        if not new_before:
+            return []
+        dash = sequence.start_mark.index
+        if self.text[dash] != "-":
+            raise _NotExact
+        column = sequence.start_mark.column
+        depth = -self.places[id(sequence)].depth
+        splices = []
+        for position, values in new_before.items():
+            lines = [line for value in values for line in self.style.item(value, column)]
+            if position == len(sequence.value):
+                at = _line_after(self.text, sequence)
+            else:
+                at = self.dash_line_start(sequence.value[position], column)
+            splices.append((at, at, depth, self.lines_at(at, lines)))
+        return splices
+
+    def replacement(self, node: Node, value: object) -> list[tuple[int, int, int, str]]:
+        place = self.places[id(node)]
+        parent = place.parent
+        depth = -place.depth
+        if isinstance(node, ScalarNode) and node.style in ("|", ">"):
+            raise _NotExact
+        block_collection = not isinstance(node, ScalarNode) and not _is_flow(node)
+        if block_collection and not self.content_starts_at_node(node):
+            raise _NotExact
+        start = node.start_mark.index
+        end = node.end_mark.index
+        begins_line = not self.line_prefix(start).strip(" ")
+        # Flow where the value fits on the line: scalars, empty collections, and a flat
+        # collection where a non-empty flow collection was (``values: [amd64]``).
+        as_flow = _is_leaf(value) or (_is_flow(node) and bool(node.value) and _is_flat(value))
+        if isinstance(parent, MappingNode):
+            assert place.key is not None
+            key_column = place.key.start_mark.column
+            if block_collection:
+                after = _line_after(self.text, node)
+                if as_flow:
+                    colon = self.colon_after(place.key)
+                    return [(colon, after, depth, " " + self.lines_over(after, [_flow(value)]))]
+                if not begins_line:
+                    raise _NotExact
+                lines = self.block_under_key(node, value, key_column)
+                line_start = start - node.start_mark.column
+                return [(line_start, after, depth, self.lines_over(after, lines))]
+            if as_flow:
+                return [(start, end, depth, self.flow_over(start, end, value))]
+            lines = self.style.block(value, key_column)
+            after = _line_after(self.text, node)
+            if begins_line:
+                line_start = start - node.start_mark.column
+                return [(line_start, after, depth, self.lines_over(after, lines))]
+            colon = self.colon_after(place.key)
+            return [(colon, end, depth, ""), (after, after, depth, self.lines_at(after, lines))]
+        # An item of a block sequence: it must start on its dash's line.
+        assert isinstance(parent, SequenceNode)
+        prefix = self.line_prefix(start)
+        dash_column = parent.start_mark.column
+        if (
+            len(prefix) <= dash_column
+            or prefix[dash_column] != "-"
+            or prefix[dash_column + 1 :].strip(" ")
+        ):
+            raise _NotExact
+        if as_flow and not block_collection:
+            return [(start, end, depth, self.flow_over(start, end, value))]
+        after = _line_after(self.text, node)
+        if as_flow:
+            return [(start, after, depth, self.lines_over(after, [_flow(value)]))]
+        lead = " " if start == end else ""
+        column = node.start_mark.column + len(lead)
+        lines = self.style.inline(value, column)
+        lines[0] = lead + lines[0]
+        return [(start, after, depth, self.lines_over(after, lines))]
+
+    def block_under_key(self, node: Node, value: object, key_column: int) -> list[str]:
+        """Block lines for a new collection value where a block collection was."""
+        column = node.start_mark.column
+        if isinstance(value, dict) and isinstance(node, MappingNode):
+            return self.style.mapping(value, column)
+        if isinstance(value, list) and isinstance(node, SequenceNode):
+            return self.style.sequence(value, column)
+        return self.style.block(value, key_column)
+
+    def flow_over(self, start: int, end: int, value: object) -> str:
+        text = _flow(value)
+        if start == end and self.text[start - 1 : start] not in (" ", "\t"):
+            text = " " + text
+        return text
+
+    # Positions ------------------------------------------------------------------------------
+
+    def line_prefix(self, index: int) -> str:
+        return self.text[self.text.rfind("\n", 0, index) + 1 : index]
+
+    def content_starts_at_node(self, node: Node) -> bool:
+        """No tag or anchor before a block collection's first key or dash."""
+        if isinstance(node, MappingNode):
+            return bool(node.value[0][0].start_mark.index == node.start_mark.index)
+        return self.text[node.start_mark.index] == "-"
+
+    def colon_after(self, key: ScalarNode) -> int:
+        index = key.end_mark.index
+        while self.text[index : index + 1] == " ":
+            index += 1
+        if self.text[index : index + 1] != ":":
+            raise _NotExact
+        return index + 1
+
+    def dash_line_start(self, item: Node, column: int) -> int:
+        """The start of the line of an item's dash, which must be the first thing on it."""
+        index = item.start_mark.index
+        line_start = self.text.rfind("\n", 0, index) + 1
+        prefix = self.text[line_start:index]
+        if (
+            len(prefix) <= column
+            or prefix[:column].strip(" ")
+            or prefix[column] != "-"
+            or prefix[column + 1 :].strip(" ")
+        ):
+            raise _NotExact
+        return line_start
+
+
+def _line_after(text: str, node: Node) -> int:
+    """The start of the line after a node's last line (or the end of the text).
+
+    End marks of block collections point at the next token, possibly lines later, so the
+    last leaf decides: a scalar's end is exact, and so is a flow collection's.
+    """
+    leaf = node
+    while not isinstance(leaf, ScalarNode) and not _is_flow(leaf):
+        last = leaf.value[-1]
+        leaf = last[1] if isinstance(leaf, MappingNode) else last
+    end = leaf.end_mark.index
+    if isinstance(leaf, ScalarNode) and leaf.style in ("|", ">"):
+        # The end of a block scalar is the start of the line after its (blank) lines.
+        if end == 0 or text[end - 1] != "\n":
+            raise _NotExact
+        return int(end)
+    if leaf.start_mark.index == end and text[end - 1 : end] not in (":", "-"):
+        # An empty value whose position is not right after its indicator.
+        raise _NotExact
+    newline = text.find("\n", end)
+    return len(text) if newline < 0 else newline + 1
+
+
+# --------------------------------------------------------------------------------------------
+# The fallback: ruamel.yaml's round trip
+
+
+def _round_trip_edit(
+    document: SourceDocument, root: Node | None, operations: list[_Operation], expected: object
+) -> str:
+    if root is None:
+        raise ValueError(f"document {document.index + 1} of {document.source} is empty")
+    text = document.text
+    style = _detect_style(root, text)
+    body_start = text.rfind("\n", 0, root.start_mark.index) + 1
+    body_end = len(text)
+    if not document.has_aliases_or_merges:
+        # Trailing comments and a ``...`` line stay as they are. (With aliases, the last leaf
+        # may be an alias whose marks are those of its anchor, earlier in the text.)
+        with contextlib.suppress(_NotExact):
+            body_end = _line_after(text, root)
+    prefix, body, suffix = text[:body_start], text[body_start:body_end], text[body_end:]
+
+    def edited_with_ruamel() -> str:
+        return _ruamel_edit(document, body, style, operations)
+
+    def rendered_anew() -> str:
+        # The last resort, when ruamel.yaml writes something that does not read back (it has
+        # bugs around comments): the whole body written from the patched value, comments lost.
+        marker = "---\n" if body.startswith("---") else ""
+        return marker + "".join(line + "\n" for line in style.inline(expected, 0))
+
+    def edited_as_json() -> str:
+        return _json_edit(body, expected)
+
+    attempts = [edited_as_json] if _is_json(body) else [edited_with_ruamel, rendered_anew]
+    for attempt in attempts:
+        try:
+            new_body = attempt()
+        except ManifestStreamError:
+            continue
+        if style.newline == "\r\n":
+            new_body = new_body.replace("\r\n", "\n").replace("\n", "\r\n")
+        if not body.endswith("\n"):
+            new_body = new_body.rstrip("\r\n")
+        result = prefix + new_body + suffix
+        if _reads_back_as(result, document, expected):
+            return result
+    raise ManifestStreamError(
+        f"{document.source}:{document.start_line}: document {document.index + 1}: the edited "
+        "document does not read back as intended; simplify it (block style, no anchors) and "
+        "try again"
+    )
+
+
+def _is_json(body: str) -> bool:
+    stripped = body.strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def _json_edit(body: str, expected: object) -> str:
+    lines = body.strip("\r\n").splitlines()
+    indent = None
+    if len(lines) > 1:
+        second = lines[1]
+        indent = len(second) - len(second.lstrip(" ")) or None
+    trailing = body[len(body.rstrip("\r\n")) :]
+    return json.dumps(expected, indent=indent, ensure_ascii=False) + (trailing or "")
+
+
+def _ruamel_edit(
+    document: SourceDocument, body: str, style: _Style, operations: list[_Operation]
+) -> str:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError as RuamelError
+
+    yaml = YAML(typ="rt")
+    yaml.Representer = _round_trip_representer()
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 30
+    yaml.indent(
+        mapping=style.indent,
+        sequence=style.sequence_offset + 2,
+        offset=style.sequence_offset,
+    )
+    yaml.explicit_start = body.startswith("---")
+    try:
+        data = yaml.load(body)
+        shared = _shared_containers(data)
+        for operation in operations:
+            data = _apply_round_trip(data, operation, shared)
+        out = io.StringIO()
+        yaml.dump(data, out)
+    except (RuamelError, KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ManifestStreamError(
+            f"{document.source}:{document.start_line}: document {document.index + 1}: cannot "
+            f"edit it with ruamel.yaml ({exc}); simplify the YAML"
+        ) from exc
+    return out.getvalue()
+
+
+@functools.cache
+def _round_trip_representer() -> type[Any]:
+    """ruamel.yaml's representer, writing new floats so that YAML 1.1 reads them as floats."""
+    from ruamel.yaml.representer import RoundTripRepresenter
+
+    class Representer(RoundTripRepresenter):
+        def represent_new_float(self, value: float) -> Any:
+            return self.represent_scalar("tag:yaml.org,2002:float", render_scalar(value))
+
+    Representer.add_representer(float, Representer.represent_new_float)
+    return Representer
+
+
+def _shared_containers(data: object) -> set[int]:
+    """Ids of containers reached more than once (aliases), which must be copied before edits."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    stack = [data]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, dict | list):
+            continue
+        if id(current) in seen:
+            shared.add(id(current))
+            continue
+        seen.add(id(current))
+        stack.extend(current.values() if isinstance(current, dict) else current)
+    return shared
+
+
+def _apply_round_trip(data: Any, operation: _Operation, shared: set[int]) -> Any:
+    if not operation.path:
+        return _to_round_trip(deep_copy(operation.value))
+    parent = data
+    for token in operation.path[:-1]:
+        if isinstance(parent, dict):
+            child = parent[token]
+            own_keys = getattr(parent, "_ok", None)
+            if id(child) in shared or (own_keys is not None and token not in own_keys):
+                child = parent[token] = copy.deepcopy(child)
+        elif isinstance(parent, list):
+            index = _list_index(token, len(parent), allow_end=False)
+            child = parent[index]
+            if id(child) in shared:
+                child = parent[index] = copy.deepcopy(child)
+        else:
+            raise ValueError(f"path {json_pointer(operation.path)} goes through a scalar")
+        parent = child
+    last = operation.path[-1]
+    key = _to_round_trip(last) if isinstance(parent, dict) else last
+    _set_in_container(parent, key, operation, _to_round_trip(operation.value))  # type: ignore[arg-type]
+    return data
+
+
+def _to_round_trip(value: object) -> object:
+    """A new value for ruamel.yaml, with strings quoted where our reader needs it (YAML 1.1)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(value, dict):
+        mapping = CommentedMap()
+        for key, item in value.items():
+            mapping[_to_round_trip(key)] = _to_round_trip(item)
+        return mapping
+    if isinstance(value, list):
+        return CommentedSeq(_to_round_trip(item) for item in value)
+    if isinstance(value, str) and not _is_plain_safe(value):
+        return DoubleQuotedScalarString(value)
+    return value

@@ -1,0 +1,635 @@
+"""Read multi-document YAML streams fast, keeping each document's exact text.
+
+The stream is cut into document segments on marker lines (``---`` and ``...`` at column 0, which
+YAML forbids inside any scalar, so a line-based cut is exact). Each segment is composed by
+libyaml (PyYAML's ``CParser``), which gives nodes with character positions into the segment;
+one Python pass over the nodes then builds the plain value and checks what Kubernetes would
+refuse or what could hurt us (duplicate keys, non-standard tags, alias bombs). Concatenating the
+segments gives the input back, so documents that are not edited are written out byte for byte.
+
+Every input problem is a :class:`~kmultiarch.errors.ManifestStreamError` whose message starts
+with ``FILE:LINE:`` (the line counted in the source, 1-based).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, NoReturn
+
+import yaml
+from yaml._yaml import CParser
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+from kmultiarch.errors import ManifestStreamError
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_ALIAS_VISITS",
+    "SourceDocument",
+    "cyclic_gc_paused",
+    "decode_source",
+    "has_exotic_line_breaks",
+    "join_documents",
+    "read_stream",
+]
+
+#: Largest document accepted, in bytes (etcd stores objects of at most 1.5 MB).
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+#: Deepest nesting accepted. libyaml's composer recurses in C and crashes on very deep input.
+MAX_DEPTH = 1000
+#: Nodes that may be visited again through aliases, over a whole stream ("billion laughs").
+MAX_ALIAS_VISITS = 1_000_000
+
+_TAG_PREFIX = "tag:yaml.org,2002:"
+_STR = _TAG_PREFIX + "str"
+_INT = _TAG_PREFIX + "int"
+_FLOAT = _TAG_PREFIX + "float"
+_BOOL = _TAG_PREFIX + "bool"
+_NULL = _TAG_PREFIX + "null"
+_MAP = _TAG_PREFIX + "map"
+_SEQ = _TAG_PREFIX + "seq"
+_MERGE = _TAG_PREFIX + "merge"
+# Read as the string they are written as: Kubernetes (go-yaml) does the same for timestamps,
+# and binary only ever appears as base64 text in a manifest.
+_STRING_LIKE_TAGS = frozenset(
+    {
+        _STR,
+        _TAG_PREFIX + "timestamp",
+        _TAG_PREFIX + "binary",
+        _TAG_PREFIX + "value",
+        _TAG_PREFIX + "yaml",
+    }
+)
+
+# A document marker: ``---`` or ``...`` at the start of a line, then white space or the end.
+_MARKER_FOLLOWERS = frozenset(" \t\r\n\x85\u2028\u2029")
+# Lines with no content: blank, comments, directives, document markers without content.
+_NO_CONTENT = re.compile(
+    r"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|[\r\n]|\Z)"
+    r"|%[^\r\n]*(?:\r\n|[\r\n]|\Z)"
+    r"|(?:---|\.\.\.)[ \t]*(?:#[^\r\n]*)?(?:\r\n|[\r\n]|\Z))*\Z"
+)
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+# Characters YAML does not allow in a stream (C0 and C1 controls but tab and line breaks).
+_NOT_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+_DEEP_INDENT = " " * 256
+_DEEP_INDENT_ALLOWANCE = 256 + 2
+
+_SAFE_CONSTRUCTOR = SafeConstructor()
+# Tags of plain scalars already resolved (the resolver's regular expressions are the costly part).
+_PLAIN_SCALAR_TAGS: dict[str, str] = {}
+_PLAIN_SCALAR_TAGS_KEPT = 50_000
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """One input: a file's text, or stdin's."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """One document of a stream, with its exact text and what it means.
+
+    ``value`` is None when the document is empty: comments only, or an explicit ``---`` with
+    nothing after it. ``has_aliases_or_merges`` is true when a node is reached twice (aliases)
+    or a mapping uses a merge key: the node tree then does not map one-to-one onto the text.
+    """
+
+    source: str
+    index: int
+    start_line: int
+    text: str
+    value: object
+    has_aliases_or_merges: bool = False
+
+    @property
+    def node(self) -> Node | None:
+        """The composed root node, marks relative to ``text``; None if the document is empty.
+
+        Composed anew on each access, not kept: the nodes of a stream take about 30 bytes of
+        memory per byte of YAML, and millions of live objects slow every garbage collection.
+        """
+        with cyclic_gc_paused():
+            return _StreamReader(self.source).compose(self.text, self.index, self.start_line)
+
+
+def decode_source(data: bytes, source: str) -> str:
+    """Decode a YAML file's bytes as strict UTF-8; refuse UTF-16/32 and binary data."""
+    if data.startswith((b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00")):
+        raise ManifestStreamError(
+            f"{source}:1: the file is UTF-32 encoded; convert it to UTF-8 "
+            "(e.g. iconv -f UTF-32 -t UTF-8)"
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ManifestStreamError(
+            f"{source}:1: the file is UTF-16 encoded; convert it to UTF-8 "
+            "(e.g. iconv -f UTF-16 -t UTF-8)"
+        )
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ManifestStreamError(
+            f"{source}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); kmultiarch reads UTF-8 YAML: is this a text file?"
+        ) from exc
+    bad = _NOT_PRINTABLE.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise ManifestStreamError(
+            f"{source}:{line}: control character U+{ord(bad.group()):04X} is not allowed in "
+            "YAML: is this a binary file?"
+        )
+    return text
+
+
+def join_documents(texts: list[str]) -> str:
+    """Reassemble a stream from document texts: the input again when nothing was changed."""
+    return "".join(texts)
+
+
+def read_stream(text: str, source: str) -> list[SourceDocument]:
+    """Cut ``text`` into documents, compose and check each one.
+
+    A leading byte order mark is dropped (it is the only text not kept in a segment).
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    exotic_breaks = has_exotic_line_breaks(text)
+    reader = _StreamReader(source)
+    documents: list[SourceDocument] = []
+    line = 1
+    with cyclic_gc_paused():
+        for index, segment in enumerate(_split_segments(text)):
+            documents.append(reader.read_document(segment, index, line))
+            line += _count_line_breaks(segment, exotic_breaks)
+    return documents
+
+
+def read_single_document(text: str, source: str) -> object:
+    """The one document of a configuration file (a policy, a lock file), read with the same
+    checks as manifests: duplicate keys, unknown tags, aliases and depth. Empty gives None."""
+    values = [
+        document.value for document in read_stream(text, source) if document.value is not None
+    ]
+    if len(values) > 1:
+        raise ManifestStreamError(
+            f"{source}: holds {len(values)} YAML documents; expected exactly one"
+        )
+    return values[0] if values else None
+
+
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (reference counting still frees everything).
+
+    Composing allocates millions of small objects without reference cycles; the collector
+    would scan them, and every object alive, again and again: it triples the time of a large
+    stream. Nested uses are fine; the collector's state is restored on the way out.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _count_line_breaks(text: str, exotic_breaks: bool) -> int:
+    if exotic_breaks:
+        return sum(1 for _ in _LINE_BREAK.finditer(text))
+    return text.count("\n")
+
+
+def _markers(text: str) -> list[tuple[int, str]]:
+    """Positions of document markers, in order (substring search: a regular expression takes
+    twenty times longer on a large stream)."""
+    breaks = ("\n", "\r", "\x85", "\u2028", "\u2029") if has_exotic_line_breaks(text) else ("\n",)
+    found: list[tuple[int, str]] = []
+    for marker in ("---", "..."):
+        candidates = [0] if text.startswith(marker) else []
+        for line_break in breaks:
+            needle = line_break + marker
+            position = text.find(needle)
+            while position >= 0:
+                candidates.append(position + 1)
+                position = text.find(needle, position + 1)
+        for start in candidates:
+            after = text[start + 3 : start + 4]
+            if after == "" or after in _MARKER_FOLLOWERS:
+                found.append((start, marker))
+    found.sort()
+    return found
+
+
+def _split_segments(text: str) -> list[str]:
+    """Cut the stream before each ``---`` line and after each ``...`` line.
+
+    A piece with no content that does not start with ``---`` (comments or directives before
+    the first ``---``, or between ``...`` and ``---``) goes with the document that follows it
+    (directives must), or with the one before it at the end of the stream.
+    """
+    cuts = [0]
+    for start, marker in _markers(text):
+        if marker == "---":
+            cut = start
+        else:
+            next_break = _LINE_BREAK.search(text, start + 3)
+            cut = len(text) if next_break is None else next_break.end()
+        if cut != cuts[-1]:
+            cuts.append(cut)
+    if cuts[-1] != len(text):
+        cuts.append(len(text))
+    segments: list[str] = []
+    pending = ""
+    for start, end in itertools.pairwise(cuts):
+        piece = pending + text[start:end]
+        pending = ""
+        if not piece.startswith("---") and _NO_CONTENT.match(piece):
+            pending = piece
+            continue
+        segments.append(piece)
+    if pending:
+        if segments:
+            segments[-1] += pending
+        else:
+            segments.append(pending)
+    return segments
+
+
+class _ComposingLoader(CParser):
+    """libyaml's parser and composer with a lean resolver (YAML 1.1 rules, as PyYAML)."""
+
+    _resolvers_by_first_char: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {
+        first: list(resolvers) for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+    }
+
+    def resolve(self, kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            if implicit[0]:
+                # Manifests repeat their plain scalars (keys above all): remember their tags.
+                tag = _PLAIN_SCALAR_TAGS.get(value)
+                if tag is None:
+                    tag = _STR
+                    for candidate, pattern in self._resolvers_by_first_char.get(value[:1], ()):
+                        if pattern.match(value):
+                            tag = candidate
+                            break
+                    if len(_PLAIN_SCALAR_TAGS) < _PLAIN_SCALAR_TAGS_KEPT and len(value) < 64:
+                        _PLAIN_SCALAR_TAGS[value] = tag
+                return tag
+            return _STR
+        return _SEQ if kind is SequenceNode else _MAP
+
+    # The composer calls these for every node; path resolvers are not used, and a builtin
+    # that ignores its arguments costs less than a Python method.
+    descend_resolver: ClassVar[object] = {}.get
+    ascend_resolver: ClassVar[object] = tuple
+
+
+def _compose_document(text: str) -> Node | None:
+    """Compose the single document in ``text`` with libyaml (no depth guard: see read_stream)."""
+    loader = _ComposingLoader(text)
+    try:
+        node: Node | None = loader.get_single_node()
+    finally:
+        loader.dispose()
+    return node
+
+
+class _StreamReader:
+    """Reads the documents of one stream; holds what is shared between them (alias budget)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.alias_visits_left = MAX_ALIAS_VISITS
+
+    def fail(self, index: int, start_line: int, line_in_document: int, reason: str) -> NoReturn:
+        raise ManifestStreamError(
+            f"{self.source}:{start_line + line_in_document}: document {index + 1}: {reason}"
+        )
+
+    def read_document(self, text: str, index: int, start_line: int) -> SourceDocument:
+        size = len(text)
+        if size * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+            self.fail(
+                index,
+                start_line,
+                0,
+                f"the document is {len(text.encode('utf-8'))} bytes, more than the "
+                f"{MAX_DOCUMENT_BYTES} accepted (Kubernetes stores objects of at most 1.5 MB); "
+                "split it",
+            )
+        node = self.compose(text, index, start_line)
+        if node is None:
+            return SourceDocument(self.source, index, start_line, text, None)
+        builder = _ValueBuilder(
+            self,
+            index,
+            start_line,
+            track_aliases="&" in text and "*" in text,
+            may_merge="<<" in text,
+        )
+        value = builder.build(node)
+        return SourceDocument(
+            self.source,
+            index,
+            start_line,
+            text,
+            value,
+            builder.saw_alias or builder.saw_merge,
+        )
+
+    def compose(self, text: str, index: int, start_line: int) -> Node | None:
+        """The document's root node (None if it is empty), or a ManifestStreamError."""
+        self.check_depth(text, index, start_line)
+        try:
+            node = _compose_document(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = " ".join(part for part in (exc.context, exc.problem) if part)
+            self.fail(
+                index,
+                start_line,
+                0 if mark is None else mark.line,
+                f"invalid YAML: {problem or exc}; fix the YAML syntax",
+            )
+        except yaml.YAMLError as exc:
+            self.fail(index, start_line, 0, f"invalid YAML: {exc}; fix the YAML syntax")
+        if node is None or (
+            isinstance(node, ScalarNode)
+            and node.tag == _NULL
+            and node.value == ""
+            and node.start_mark.index == node.end_mark.index
+        ):
+            return None
+        return node
+
+    def check_depth(self, text: str, index: int, start_line: int) -> None:
+        """Refuse nesting deeper than MAX_DEPTH before libyaml's recursive composer sees it.
+
+        Each level of nesting needs a flow bracket, a block indicator (``- ``, ``?``) or more
+        indentation, so counting them bounds the depth; only when that bound is too high are
+        the parser's events (which libyaml produces without recursion) counted.
+        """
+        bound = (
+            text.count("[")
+            + text.count("{")
+            + text.count("?")
+            + text.count("- ")
+            + text.count("-\n")
+            + text.count("-\r")
+            + text.count("-\t")
+            + 1
+        )
+        if bound + _DEEP_INDENT_ALLOWANCE <= MAX_DEPTH and not _has_deep_indentation(text):
+            return
+        depth = 0
+        try:
+            for event in _parse_events(text):
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        self.fail(
+                            index,
+                            start_line,
+                            0 if event.start_mark is None else event.start_mark.line,
+                            f"nesting deeper than {MAX_DEPTH} levels; this is not a manifest",
+                        )
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+        except yaml.MarkedYAMLError:
+            # Syntax errors are reported, with their position, by the composer.
+            return
+
+
+def _has_deep_indentation(text: str) -> bool:
+    """Whether a line starts with 256 spaces (a line break may be CR, LF or CRLF)."""
+    return (
+        text.startswith(_DEEP_INDENT)
+        or "\n" + _DEEP_INDENT in text
+        or ("\r" in text and "\r" + _DEEP_INDENT in text)
+    )
+
+
+def has_exotic_line_breaks(text: str) -> bool:
+    """Whether ``text`` has line breaks other than LF and CRLF (CR alone, NEL, LS, PS)."""
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
+
+
+def _parse_events(text: str) -> Iterator[yaml.Event]:
+    loader = _ComposingLoader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if event is not None:
+                yield event
+    finally:
+        loader.dispose()
+
+
+class _ValueBuilder:
+    """Builds the plain value of a node tree in one pass, without recursion, and checks it."""
+
+    def __init__(
+        self,
+        reader: _StreamReader,
+        index: int,
+        start_line: int,
+        *,
+        track_aliases: bool,
+        may_merge: bool,
+    ) -> None:
+        self.reader = reader
+        self.index = index
+        self.start_line = start_line
+        self.track_aliases = track_aliases
+        self.may_merge = may_merge
+        self.seen: set[int] = set()
+        self.saw_alias = False
+        self.saw_merge = False
+
+    def fail(self, node: Node, reason: str) -> NoReturn:
+        self.reader.fail(self.index, self.start_line, node.start_mark.line, reason)
+
+    def visit(self, node: Node) -> None:
+        """Count a second visit of a node (through an alias) against the stream's budget."""
+        key = id(node)
+        if key in self.seen:
+            self.saw_alias = True
+            self.reader.alias_visits_left -= 1
+            if self.reader.alias_visits_left < 0:
+                self.fail(
+                    node,
+                    f"aliases expand to more than {MAX_ALIAS_VISITS} nodes (or refer to "
+                    "themselves); expand the anchors into plain YAML",
+                )
+        else:
+            self.seen.add(key)
+
+    def build(self, root: Node) -> object:
+        track = self.track_aliases
+        if track:
+            self.refuse_cycles(root)
+            self.visit(root)
+        if isinstance(root, ScalarNode):
+            return self.scalar(root)
+        result = self.empty_collection(root)
+        stack: list[tuple[Node, Any]] = [(root, result)]
+        scalar_node = ScalarNode
+        str_tag = _STR
+        while stack:
+            node, container = stack.pop()
+            if isinstance(container, list):
+                for item in node.value:
+                    if track:
+                        self.visit(item)
+                    if isinstance(item, scalar_node):
+                        container.append(item.value if item.tag == str_tag else self.scalar(item))
+                    else:
+                        child = self.empty_collection(item)
+                        container.append(child)
+                        stack.append((item, child))
+                continue
+            entries = node.value
+            if self.may_merge and any(key.tag == _MERGE for key, _ in entries):
+                self.saw_merge = True
+                assert isinstance(node, MappingNode)
+                container.update(self.merged_entries(node))
+                entries = [(key, value) for key, value in entries if key.tag != _MERGE]
+                own_keys: set[object] = set()
+            else:
+                own_keys = container  # an empty dict: its keys are the keys seen so far
+            for key_node, value_node in entries:
+                if track:
+                    self.visit(key_node)
+                    self.visit(value_node)
+                if not isinstance(key_node, scalar_node):
+                    self.fail(
+                        key_node, "a mapping key is a collection; Kubernetes needs string keys"
+                    )
+                key = key_node.value if key_node.tag == str_tag else self.scalar(key_node)
+                if key in own_keys:
+                    self.fail(
+                        key_node,
+                        f"duplicate key {key!r} in a mapping (Kubernetes rejects it); "
+                        "remove one of them",
+                    )
+                if own_keys is not container:
+                    own_keys.add(key)
+                if isinstance(value_node, scalar_node):
+                    container[key] = (
+                        value_node.value if value_node.tag == str_tag else self.scalar(value_node)
+                    )
+                else:
+                    child = self.empty_collection(value_node)
+                    container[key] = child
+                    stack.append((value_node, child))
+        return result
+
+    def refuse_cycles(self, root: Node) -> None:
+        """An alias inside the collection its anchor names (``a: &a [*a]``) expands for ever:
+        refused at once, rather than after the alias budget was spent building copies (1 s and
+        150 MB). Each node is walked once; collections still open are the current path."""
+        finished: set[int] = set()
+        open_nodes: set[int] = set()
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            key = id(node)
+            if leaving:
+                open_nodes.discard(key)
+                finished.add(key)
+                continue
+            if key in finished or isinstance(node, ScalarNode):
+                continue
+            if key in open_nodes:
+                self.fail(
+                    node,
+                    "an alias refers to a collection that contains it (a cycle); "
+                    "expand the anchors into plain YAML",
+                )
+            open_nodes.add(key)
+            stack.append((node, True))
+            if isinstance(node, MappingNode):
+                stack.extend((child, False) for pair in node.value for child in pair)
+            else:
+                stack.extend((child, False) for child in node.value)
+
+    def merged_entries(self, node: MappingNode) -> dict[Any, Any]:
+        """The entries a mapping takes from its merge keys (``<<: *base``), earlier first."""
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE:
+                continue
+            if isinstance(value_node, MappingNode):
+                sources = [value_node]
+            elif isinstance(value_node, SequenceNode) and all(
+                isinstance(item, MappingNode) for item in value_node.value
+            ):
+                if self.track_aliases:
+                    self.visit(value_node)
+                sources = list(value_node.value)
+            else:
+                self.fail(value_node, "a merge key (<<) needs a mapping or a list of mappings")
+            # The first mapping named wins, as in PyYAML and go-yaml.
+            for source_node in reversed(sources):
+                source_value = self.build(source_node)
+                assert isinstance(source_value, dict)
+                merged.update(source_value)
+        return merged
+
+    def empty_collection(self, node: Node) -> dict[Any, Any] | list[Any]:
+        if isinstance(node, MappingNode):
+            if node.tag != _MAP:
+                self.fail(node, _unsupported_tag(node.tag))
+            return {}
+        if isinstance(node, SequenceNode):
+            if node.tag != _SEQ:
+                self.fail(node, _unsupported_tag(node.tag))
+            return []
+        self.fail(node, f"unexpected node {type(node).__name__}")
+
+    def scalar(self, node: ScalarNode) -> object:
+        tag = node.tag
+        if tag in _STRING_LIKE_TAGS:
+            return node.value
+        try:
+            if tag == _INT:
+                return _SAFE_CONSTRUCTOR.construct_yaml_int(node)
+            if tag == _FLOAT:
+                return _SAFE_CONSTRUCTOR.construct_yaml_float(node)
+            if tag == _BOOL:
+                return _SAFE_CONSTRUCTOR.bool_values[node.value.lower()]
+            if tag == _NULL:
+                return None
+        except (ValueError, KeyError) as exc:
+            self.fail(node, f"{node.value!r} is not a valid {tag.rsplit(':', 1)[-1]}")
+            raise AssertionError from exc  # pragma: no cover (fail raises)
+        if tag == _MERGE:
+            return node.value
+        self.fail(node, _unsupported_tag(tag))
+
+
+def _unsupported_tag(tag: str) -> str:
+    shown = "!!" + tag[len(_TAG_PREFIX) :] if tag.startswith(_TAG_PREFIX) else tag
+    return (
+        f"the tag {shown} is not supported: kmultiarch reads plain Kubernetes YAML "
+        "(strings, numbers, booleans, null, mappings, sequences); remove the tag"
+    )
