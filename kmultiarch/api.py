@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from kmultiarch.core.findings import Finding
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
-from kmultiarch.engine import EngineResult, Finding, run
+from kmultiarch.engine import EngineResult, run
 from kmultiarch.io.config import load_policy
 from kmultiarch.resolve.cache import ResolutionCache, open_cache
 from kmultiarch.resolve.resolver import Resolver

@@ -11,6 +11,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kmultiarch.core.findings import (
+    UNRESOLVED_IMAGE,
+    Finding,
+    ResourceRef,
+    Severity,
+    conflict_rule,
+    unresolved_image_message,
+)
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.reference import ImageRef
@@ -33,50 +41,7 @@ from kmultiarch.errors import InvalidReferenceError
 from kmultiarch.yaml.edit import apply_operations
 from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
 
-Severity = Literal["error", "warning", "info"]
 PodStatus = Literal["changed", "unchanged", "skipped", "excluded", "unresolved", "conflict"]
-
-
-@dataclass(frozen=True)
-class ResourceRef:
-    api_version: str
-    kind: str
-    name: str
-    namespace: str
-
-    @property
-    def display_name(self) -> str:
-        """``Kind namespace/name``: how messages and tables name a resource."""
-        namespace = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {namespace}{self.name}"
-
-    def as_dict(self) -> dict[str, str]:
-        ref = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
-        if self.namespace:
-            ref["namespace"] = self.namespace
-        return ref
-
-
-@dataclass(frozen=True)
-class Finding:
-    """Something a user should know about one resource (or the run)."""
-
-    severity: Severity
-    message: str
-    source: str = ""
-    document_index: int | None = None
-    line: int | None = None
-    resource: ResourceRef | None = None
-    field_path: str | None = None
-    image: str | None = None
-
-    def location(self) -> str:
-        where = self.source
-        if self.line is not None:
-            where += f":{self.line}"
-        if self.resource is not None:
-            where += f": {self.resource.display_name}"
-        return where
 
 
 @dataclass(frozen=True)
@@ -85,6 +50,22 @@ class ImageOutcome:
     reference: ImageRef | None
     resolution: Resolution | None
     problem: str | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """Why the image's platforms are unknown, in full (``reference: reason``), or None."""
+        if self.problem is not None:
+            return self.problem
+        error = self.resolution.error if self.resolution is not None else None
+        return str(error) if error is not None else None
+
+    @property
+    def failure_reason(self) -> str | None:
+        """:attr:`failure` without the reference, for messages that name the image already."""
+        if self.problem is not None:
+            return self.problem
+        error = self.resolution.error if self.resolution is not None else None
+        return error.reason if error is not None else None
 
 
 @dataclass(frozen=True)
@@ -303,7 +284,7 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
     findings: list[Finding] = []
     if pod.status == "unresolved":
         for image in pod.images:
-            reason = image.problem or (image.resolution.error if image.resolution else None)
+            reason = image.failure_reason
             if reason is None:
                 continue
             consequence = (
@@ -313,9 +294,10 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
             )
             findings.append(
                 Finding(
+                    UNRESOLVED_IMAGE,
                     severity,
-                    f"image {image.container.image!r} of container {image.container.name!r} could "
-                    f"not be resolved: {_strip_prefix(reason, image)}; the pod {consequence}",
+                    unresolved_image_message(image.container.image, image.container.name, reason)
+                    + f"; the pod {consequence}",
                     field_path=format_field_path((*image.container.path, "image")),
                     image=image.container.image,
                     **base,
@@ -329,6 +311,7 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
         for problem in pod.plan.problems:
             findings.append(
                 Finding(
+                    conflict_rule(bool(pod.plan.supported)),
                     severity,
                     f"{problem} ({detail}); the pod is left unchanged",
                     field_path=pod.target.field_path,
@@ -336,15 +319,6 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
                 )
             )
     return findings
-
-
-def _strip_prefix(reason: str, image: ImageOutcome) -> str:
-    """Resolver errors start with the reference; the finding names the image already."""
-    if image.reference is not None:
-        prefix = f"{image.reference}: "
-        if reason.startswith(prefix):
-            return reason[len(prefix) :]
-    return reason
 
 
 def summarise(result: EngineResult) -> str:

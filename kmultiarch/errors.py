@@ -14,8 +14,9 @@ line that names the file, document or image concerned and says what to do. Libra
     │   ├── RegistryAuthError       credentials refused or token endpoint failing
     │   ├── ManifestError           a manifest that is malformed, unsupported, too large or forged
     │   └── RegistryTransportError  connection, timeout or server errors after retries
-    ├── CacheError                a cache that cannot be used
-    └── PolicyFailure             the policy fails the run (failurePolicy: Fail): exit 1
+    ├── ResolutionError           why one image is unresolved, as data (reference, reason,
+    │                             status, transient): carried by a Resolution, never raised
+    └── CacheError                a cache that cannot be used
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ class ManifestStreamError(InputError):
 class RegistryError(KmultiarchError):
     """The platforms of an image could not be resolved from its registry."""
 
-    #: Whether the same request may succeed later (kept out of the cache for long if so).
-    transient = False
-
 
 class RegistryAuthError(RegistryError):
     """The registry or its token endpoint refused the credentials, or failed."""
@@ -67,14 +65,47 @@ class ManifestError(RegistryError):
 class RegistryTransportError(RegistryError):
     """Connection errors, timeouts, 5xx or 429 answers that did not recover within the retries."""
 
-    transient = True
+
+class ResolutionError(KmultiarchError):
+    """Why the platforms of one image are not known, as data: the ``reference`` concerned, the
+    ``reason`` (a sentence without the reference, for messages that name the image already),
+    the HTTP ``status`` when a registry answered, and whether trying again later may succeed
+    (``transient``: connection errors, timeouts, 5xx, 429). ``str()`` is ``reference: reason``.
+    """
+
+    def __init__(
+        self, reference: str, reason: str, *, status: int | None = None, transient: bool = False
+    ) -> None:
+        super().__init__(f"{reference}: {reason}")
+        self.reference = reference
+        self.reason = reason
+        self.status = status
+        self.transient = transient
+
+    @classmethod
+    def from_exception(cls, reference: str, exc: Exception) -> ResolutionError:
+        """The resolution error an exception raised while resolving ``reference`` means.
+        Registry errors name the reference first; the reason is what follows it."""
+        message = str(exc)
+        reason = message.removeprefix(f"{reference}: ")
+        return cls(
+            reference,
+            reason,
+            status=getattr(exc, "status", None),
+            transient=isinstance(exc, RegistryTransportError),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ResolutionError) and (
+            self.reference,
+            self.reason,
+            self.status,
+            self.transient,
+        ) == (other.reference, other.reason, other.status, other.transient)
+
+    def __hash__(self) -> int:
+        return hash((self.reference, self.reason, self.status, self.transient))
 
 
 class CacheError(KmultiarchError):
     """The cache cannot be opened or used."""
-
-
-class PolicyFailure(KmultiarchError):
-    """The run fails because of the policy (``failurePolicy: Fail``) or a scheduling conflict."""
-
-    exit_code = 1

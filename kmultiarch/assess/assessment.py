@@ -22,17 +22,24 @@ from typing import TYPE_CHECKING, Literal
 
 from yaml.nodes import MappingNode, SequenceNode
 
+from kmultiarch.core.findings import (
+    NEEDS_SCHEDULING,
+    UNRESOLVED_IMAGE,
+    Finding,
+    ResourceRef,
+    Severity,
+    unresolved_image_message,
+)
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.scheduling import supported_platforms
 from kmultiarch.core.workloads import format_field_path
-from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome, ResourceRef
+from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
 
-Level = Literal["error", "warning"]
 Verdict = Literal[
     "ok",
     "needs-change",
@@ -45,50 +52,6 @@ Verdict = Literal[
 
 
 @dataclass(frozen=True)
-class Rule:
-    id: str
-    name: str
-    summary: str
-    help: str
-
-
-RULES: dict[str, Rule] = {
-    rule.id: rule
-    for rule in (
-        Rule(
-            "needs-scheduling",
-            "MissingTolerationsOrAffinity",
-            "A pod lacks the tolerations or node affinity its images need",
-            "Run `kmultiarch fix FILE` (or `kmultiarch mutate --in-place FILE`) to add them, or "
-            'annotate the workload kmultiarch.dev/skip: "true" to opt out.',
-        ),
-        Rule(
-            "no-common-platform",
-            "NoCommonPlatform",
-            "No node platform of the cluster runs every image of the pod",
-            "Use images built for a common platform (a multi-arch build), or add the platform "
-            "they share to spec.platforms of the policy if the cluster has such nodes.",
-        ),
-        Rule(
-            "scheduling-conflict",
-            "SchedulingConflict",
-            "The pod's nodeSelector or node affinity contradicts the platforms of its images",
-            "Change the nodeSelector or affinity to an architecture every image of the pod "
-            "supports, or use images built for it.",
-        ),
-        Rule(
-            "unresolved-image",
-            "UnresolvedImage",
-            "The platforms of an image could not be resolved",
-            "Check that the image exists and that the registry is reachable with your "
-            "credentials; add it to the lock file (`kmultiarch lock`), or declare its platforms "
-            "under spec.overrides of the policy.",
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
 class ContainerRow:
     name: str
     image: str
@@ -98,6 +61,7 @@ class ContainerRow:
     digest: str | None
     resolved_from: str | None
     error: str | None
+    reason: str | None = None  # the error without the reference
 
 
 @dataclass(frozen=True)
@@ -117,28 +81,16 @@ class PodVerdict:
         return self.resource.display_name
 
 
-@dataclass(frozen=True)
-class Problem:
-    rule: str
-    level: Level
-    message: str
-    source: str
-    line: int
-    resource: ResourceRef
-    field_path: str
-    image: str | None = None
-
-
 @dataclass
 class CheckResult:
     pods: list[PodVerdict]
-    problems: list[Problem]
+    problems: list[Finding]
     diffs: dict[str, str] = field(default_factory=dict)
     cluster: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
-        return any(problem.level == "error" for problem in self.problems)
+        return any(problem.severity == "error" for problem in self.problems)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -150,8 +102,8 @@ class CheckResult:
 def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> CheckResult:
     """Verdicts and problems for every pod the engine saw."""
     pods: list[PodVerdict] = []
-    problems: list[Problem] = []
-    unresolved_level: Level = "error" if policy.failure_policy == "Fail" else "warning"
+    problems: list[Finding] = []
+    unresolved_level: Severity = "error" if policy.failure_policy == "Fail" else "warning"
     # A document's node tree is composed on each access (yamlstream keeps none): once per
     # document here, for all the lines asked of it, and dropped when the next document starts
     # (pods come in document order; node trees are some 30 times the size of their text).
@@ -224,7 +176,6 @@ def _verdict(pod: PodOutcome, document: _Located, policy: Policy) -> PodVerdict:
 def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
     resolution = image.resolution
     ok = resolution is not None and resolution.ok
-    error = image.problem or (resolution.error if resolution is not None else None)
     return ContainerRow(
         name=image.container.name,
         image=image.container.image,
@@ -235,7 +186,8 @@ def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
         else None,
         digest=resolution.digest if resolution is not None else None,
         resolved_from=resolution.source if ok and resolution is not None else None,
-        error=error,
+        error=image.failure,
+        reason=image.failure_reason,
     )
 
 
@@ -263,21 +215,25 @@ def _toleration_text(toleration: Mapping[str, object]) -> str:
     return f"{text}:{effect}" if effect else text
 
 
-def _problems(pod: PodOutcome, verdict: PodVerdict, unresolved_level: Level) -> list[Problem]:
-    where = verdict.workload
-
-    def problem(rule: str, level: Level, message: str) -> Problem:
-        return Problem(
-            rule, level, message, pod.source, verdict.line, pod.resource, verdict.field_path
+def _problems(pod: PodOutcome, verdict: PodVerdict, unresolved: Severity) -> list[Finding]:
+    def problem(rule: str, message: str) -> Finding:
+        return Finding(
+            rule,
+            "error",
+            message,
+            pod.source,
+            pod.document_index,
+            verdict.line,
+            pod.resource,
+            verdict.field_path,
         )
 
     if verdict.verdict == "needs-change":
         runs_on = ", ".join(verdict.supported) or "no platform"
         return [
             problem(
-                "needs-scheduling",
-                "error",
-                f"{where}: {'; '.join(verdict.changes)} (its images run on {runs_on}); "
+                NEEDS_SCHEDULING,
+                f"{'; '.join(verdict.changes)} (its images run on {runs_on}); "
                 "run `kmultiarch fix` to apply",
             )
         ]
@@ -285,18 +241,15 @@ def _problems(pod: PodOutcome, verdict: PodVerdict, unresolved_level: Level) -> 
         images = "; ".join(
             f"{row.image}: {', '.join(row.platforms or ())}" for row in verdict.containers
         )
-        return [
-            problem(verdict.verdict, "error", f"{where}: {text} ({images})")
-            for text in verdict.problems
-        ]
+        return [problem(verdict.verdict, f"{text} ({images})") for text in verdict.problems]
     if verdict.verdict == "unresolved":
         return [
-            Problem(
-                "unresolved-image",
-                unresolved_level,
-                f"{where}: image {row.image!r} of container {row.name!r} could not be "
-                f"resolved: {_without_reference(row)}",
+            Finding(
+                UNRESOLVED_IMAGE,
+                unresolved,
+                unresolved_image_message(row.image, row.name, row.reason or "unknown error"),
                 pod.source,
+                pod.document_index,
                 row.line,
                 pod.resource,
                 format_field_path((*_container_path(pod, row), "image")),
@@ -313,13 +266,6 @@ def _container_path(pod: PodOutcome, row: ContainerRow) -> tuple[str | int, ...]
         if image.container.name == row.name and image.container.image == row.image:
             return image.container.path
     return pod.target.path
-
-
-def _without_reference(row: ContainerRow) -> str:
-    error = row.error or "unknown error"
-    if row.reference and error.startswith(f"{row.reference}: "):
-        return error[len(row.reference) + 2 :]
-    return error
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -496,12 +442,10 @@ class _Located:
 
 
 __all__ = [
-    "RULES",
     "CheckResult",
     "ImageEntry",
     "Inventory",
     "PodVerdict",
-    "Problem",
     "WorkloadEntry",
     "check",
     "inventory",

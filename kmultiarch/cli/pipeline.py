@@ -9,7 +9,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kmultiarch.engine import EngineResult, Finding, read_sources, run, run_documents
+from kmultiarch.core.findings import Finding
+from kmultiarch.engine import EngineResult, read_sources, run, run_documents
 from kmultiarch.io.inputs import STDIN_NAME
 
 if TYPE_CHECKING:

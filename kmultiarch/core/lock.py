@@ -23,13 +23,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kmultiarch.core.digest import EXAMPLE, is_digest
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.errors import InputError, InvalidPlatformError, InvalidReferenceError
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
 KIND = "ImageLock"
-_DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}\Z")
 
 
 class LockFileError(InputError):
@@ -111,8 +111,8 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
     if unknown:
         raise LockFileError(f"{where}: unknown key {sorted(unknown)[0]!r}")
     digest = value.get("digest")
-    if not isinstance(digest, str) or not _DIGEST.match(digest):
-        raise LockFileError(f"{where}.digest: expected a digest like sha256:<64 hex digits>")
+    if not isinstance(digest, str) or not is_digest(digest):
+        raise LockFileError(f"{where}.digest: expected a digest like {EXAMPLE}")
     if reference.digest is not None and reference.digest != digest:
         raise LockFileError(
             f"{where}.digest: {digest} differs from the digest the reference pins; "

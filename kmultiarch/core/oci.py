@@ -6,12 +6,12 @@ as served and a ``source`` naming the image, used in error messages.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from kmultiarch.core import digest
 from kmultiarch.core.platform import Platform
 from kmultiarch.errors import InvalidPlatformError, ManifestError
 
@@ -45,10 +45,6 @@ MAX_CONFIG_BYTES = 8 * 1024 * 1024
 #: How deep indexes may nest (an index entry that is itself an index).
 MAX_INDEX_DEPTH = 4
 
-_DIGEST_ALGORITHMS = {"sha256": hashlib.sha256, "sha512": hashlib.sha512}
-#: Hex digits of each algorithm's encoded part (image-spec descriptor digests).
-_DIGEST_HEX_LENGTH = {"sha256": 64, "sha512": 128}
-
 
 @dataclass(frozen=True)
 class IndexEntry:
@@ -74,10 +70,10 @@ class ParsedManifest:
 
 
 def compute_digest(body: bytes, algorithm: str = "sha256") -> str:
-    hasher = _DIGEST_ALGORITHMS.get(algorithm)
-    if hasher is None:
-        raise ManifestError(f"unsupported digest algorithm {algorithm!r}")
-    return f"{algorithm}:{hasher(body).hexdigest()}"
+    try:
+        return digest.compute_digest(body, algorithm)
+    except ValueError as exc:
+        raise ManifestError(str(exc)) from exc
 
 
 def verify_digest(body: bytes, expected: str, *, source: str) -> None:
@@ -203,12 +199,7 @@ def _load_json_object(body: bytes, *, source: str, what: str) -> dict[str, objec
 
 
 def _checked_digest(value: str, source: str) -> str:
-    algorithm, _, encoded = value.partition(":")
-    if (
-        algorithm not in _DIGEST_ALGORITHMS
-        or len(encoded) != _DIGEST_HEX_LENGTH[algorithm]
-        or any(c not in "0123456789abcdef" for c in encoded)
-    ):
+    if not digest.is_digest(value):
         raise ManifestError(f"{source}: {value!r} is not a supported digest")
     return value
 

@@ -16,6 +16,7 @@ from typing import Literal, cast
 from urllib.parse import urlsplit
 
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import canonical_registry
 from kmultiarch.errors import InvalidPlatformError, PolicyError
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
@@ -362,8 +363,7 @@ def _registries(
         ca_path = _relative_to(source, ca, base_dir) if ca else None
         if ca_path is not None and not ca_path.is_file():
             raise PolicyError(f"{source}: {where}.ca: CA bundle {ca_path} not found")
-        normalised = "docker.io" if host in ("index.docker.io", "registry-1.docker.io") else host
-        registries[normalised] = RegistrySettings(
+        registries[canonical_registry(host)] = RegistrySettings(
             mirror.rstrip("/") if isinstance(mirror, str) else None, insecure, ca_path
         )
     return registries

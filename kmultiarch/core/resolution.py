@@ -12,6 +12,7 @@ from typing import Literal
 
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
+from kmultiarch.errors import ResolutionError
 
 ResolutionSource = Literal["registry", "cache", "override", "lock"]
 
@@ -25,7 +26,7 @@ class Resolution:
     digest: str | None = None
     media_type: str | None = None
     source: ResolutionSource = "registry"
-    error: str | None = None
+    error: ResolutionError | None = None
 
     @property
     def ok(self) -> bool:
@@ -37,11 +38,6 @@ Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
 
 #: Called with (done, total) as lookups finish, for a progress line.
 ProgressCallback = Callable[[int, int], None]
-
-
-def without_source(message: str, reference: ImageRef) -> str:
-    prefix = f"{reference}: "
-    return message[len(prefix) :] if message.startswith(prefix) else message
 
 
 def tag_key(reference: ImageRef) -> str:

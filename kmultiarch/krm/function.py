@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kmultiarch.core.findings import Finding
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
 from kmultiarch.core.resolution import Resolve
-from kmultiarch.engine import EngineResult, Finding, run_documents, summarise
+from kmultiarch.engine import EngineResult, run_documents, summarise
 from kmultiarch.errors import PolicyError
 from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
 

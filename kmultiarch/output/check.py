@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kmultiarch.assess.assessment import RULES, CheckResult, PodVerdict, Problem
+from kmultiarch.assess.assessment import CheckResult, PodVerdict
+from kmultiarch.core.findings import RULES, Finding
 from kmultiarch.output import display_path, table
 from kmultiarch.version import __version__
 
@@ -25,7 +26,7 @@ def summary_line(result: CheckResult) -> str:
     counts = result.counts()
     parts = [f"{len(result.pods)} pod specs"]
     parts += [f"{counts[key]} {key}" for key in VERDICT_TEXT if counts.get(key)]
-    errors = sum(1 for p in result.problems if p.level == "error")
+    errors = sum(1 for p in result.problems if p.severity == "error")
     warnings = len(result.problems) - errors
     verdict = "FAILED" if result.failed else "passed"
     return (
@@ -61,8 +62,8 @@ def format_text(result: CheckResult) -> str:
         lines.append("")
     for problem in result.problems:
         lines.append(
-            f"{display_path(problem.source)}:{problem.line}: {problem.level}: {problem.message} "
-            f"[{problem.rule}]"
+            f"{display_path(problem.source)}:{problem.line}: {problem.severity}: "
+            f"{problem.headline} [{problem.rule}]"
         )
     for diff in result.diffs.values():
         lines.append("")
@@ -120,14 +121,14 @@ def _pod_json(pod: PodVerdict) -> dict[str, Any]:
     }
 
 
-def _problem_json(problem: Problem) -> dict[str, Any]:
+def _problem_json(problem: Finding) -> dict[str, Any]:
     return {
         "rule": problem.rule,
-        "level": problem.level,
-        "message": problem.message,
+        "level": problem.severity,
+        "message": problem.headline,
         "source": display_path(problem.source),
         "line": problem.line,
-        "resource": problem.resource.as_dict(),
+        "resource": problem.resource.as_dict() if problem.resource else None,
         "fieldPath": problem.field_path,
         "image": problem.image,
     }
@@ -146,7 +147,7 @@ def format_github(result: CheckResult) -> str:
         if problem.source.startswith("<"):
             del properties["file"], properties["line"]
         rendered = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
-        lines.append(f"::{problem.level} {rendered}::{_escape_data(problem.message)}")
+        lines.append(f"::{problem.severity} {rendered}::{_escape_data(problem.headline)}")
     for diff in result.diffs.values():
         lines.append(diff.rstrip("\n"))
     lines.append(summary_line(result))
@@ -193,8 +194,8 @@ def format_sarif(result: CheckResult) -> str:
         entry: dict[str, Any] = {
             "ruleId": problem.rule,
             "ruleIndex": rule_ids.index(problem.rule),
-            "level": problem.level,
-            "message": {"text": problem.message},
+            "level": problem.severity,
+            "message": {"text": problem.headline},
             "locations": [location],
             "partialFingerprints": {
                 "kmultiarch/v1": f"{problem.rule}:{_logical_name(problem)}:{problem.image or ''}"
@@ -232,8 +233,10 @@ def _uri(source: str) -> str:
     return quote(display_path(source), safe="/")
 
 
-def _logical_name(problem: Problem) -> str:
+def _logical_name(problem: Finding) -> str:
     resource = problem.resource
+    if resource is None:
+        return str(problem.field_path)
     namespace = f"{resource.namespace}/" if resource.namespace else ""
     return f"{resource.kind}/{namespace}{resource.name}/{problem.field_path}"
 

@@ -20,8 +20,8 @@ from kmultiarch.core.oci import (
 )
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key, without_source
-from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError
+from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
+from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError, ResolutionError
 from kmultiarch.registry.client import Endpoint, RegistryClient
 from kmultiarch.resolve.cache import ResolutionCache
 
@@ -49,7 +49,9 @@ async def resolve_remote(
             try:
                 resolution = await lookup.resolve(reference, reference in stale)
             except KmultiarchError as exc:
-                resolution = Resolution(reference, error=str(exc))
+                resolution = Resolution(
+                    reference, error=ResolutionError.from_exception(str(reference), exc)
+                )
         finished += 1
         if progress is not None:
             progress(finished, total)
@@ -76,7 +78,9 @@ class _Lookup:
             except RegistryError as exc:
                 if endpoint.is_mirror:
                     # containerd's rule: a mirror that fails hands over to the registry itself.
-                    mirror_failures.append(without_source(str(exc), reference))
+                    mirror_failures.append(
+                        ResolutionError.from_exception(str(reference), exc).reason
+                    )
                     continue
                 if not mirror_failures:
                     raise

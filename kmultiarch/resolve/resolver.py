@@ -17,6 +17,7 @@ from kmultiarch.core.lock import ImageLock
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
+from kmultiarch.errors import ResolutionError
 from kmultiarch.registry.settings import ClientSettings
 from kmultiarch.resolve.cache import ResolutionCache
 
@@ -146,15 +147,17 @@ class Resolver:
         self.stats.cache_hits += 1
         return Resolution(reference, record.platforms, digest, record.media_type, "cache")
 
-    def _offline_error(self, reference: ImageRef) -> str:
+    def _offline_error(self, reference: ImageRef) -> ResolutionError:
         if self.lock is None:
-            return (
-                f"{reference}: not looked up (--offline) and no lock file was given; pass "
-                "--lock FILE or set the policy's lock:"
+            return ResolutionError(
+                str(reference),
+                "not looked up (--offline) and no lock file was given; pass "
+                "--lock FILE or set the policy's lock:",
             )
-        return (
-            f"{reference}: not in the lock file {self.lock.source} and --offline forbids a lookup; "
-            "add it with `kmultiarch lock`"
+        return ResolutionError(
+            str(reference),
+            f"not in the lock file {self.lock.source} and --offline forbids a lookup; "
+            "add it with `kmultiarch lock`",
         )
 
     async def _resolve_remote(

@@ -36,7 +36,7 @@ def inspect_images(options: RunOptions, images: list[str], output: str) -> int:
         click.echo(_as_text(ordered), nl=False)
     failed = [result for result in ordered if not result.ok]
     for result in failed:
-        fail(result.error or f"{result.reference}: not resolved")
+        fail(str(result.error) if result.error else f"{result.reference}: not resolved")
     return 1 if failed else 0
 
 
@@ -51,7 +51,7 @@ def _as_json(result: Resolution) -> dict[str, object]:
         "mediaType": result.media_type,
         "platforms": sorted(str(p) for p in result.platforms),
         "source": result.source,
-        "error": result.error,
+        "error": str(result.error) if result.error else None,
     }
 
 

@@ -115,9 +115,12 @@ def _missing_from_lock(lock: ImageLock, policy: Policy, sources: list[InputSourc
 
     def record(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
         from kmultiarch.core.resolution import Resolution
+        from kmultiarch.errors import ResolutionError
 
         for reference in references:
-            seen[reference] = Resolution(reference, error="not resolved by lock --check")
+            seen[reference] = Resolution(
+                reference, error=ResolutionError(str(reference), "not resolved by lock --check")
+            )
         return seen
 
     result = run(sources, policy, record)
@@ -191,7 +194,7 @@ def _failures(result: EngineResult) -> list[str]:
                 failures.append(f"{pod.source}: {pod.workload.display_name}: {image.problem}")
     for resolution in result.resolutions.values():
         if not resolution.ok:
-            failures.append(resolution.error or f"{resolution.reference}: not resolved")
+            failures.append(str(resolution.error or f"{resolution.reference}: not resolved"))
     return list(dict.fromkeys(failures))
 
 
@@ -206,6 +209,4 @@ def _report_failures(failures: list[str], options: RunOptions, as_errors: bool) 
 
 
 def _without_reference(resolution: Resolution) -> str:
-    error = resolution.error or "not resolved"
-    prefix = f"{resolution.reference}: "
-    return error[len(prefix) :] if error.startswith(prefix) else error
+    return resolution.error.reason if resolution.error else "not resolved"

@@ -1,0 +1,121 @@
+"""One model for what kmultiarch tells its users: mutate's warnings, check's problems, SARIF
+and GitHub annotations, KRM results. Like yamllint's rules: each finding names a rule of the
+registry :data:`RULES`, which says what it means and how to act on it; formatters only render.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+
+    @property
+    def display_name(self) -> str:
+        """``Kind namespace/name``: how messages and tables name a resource."""
+        namespace = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {namespace}{self.name}"
+
+    def as_dict(self) -> dict[str, str]:
+        ref = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.namespace:
+            ref["namespace"] = self.namespace
+        return ref
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    summary: str
+    help: str
+
+
+NEEDS_SCHEDULING = "needs-scheduling"
+NO_COMMON_PLATFORM = "no-common-platform"
+SCHEDULING_CONFLICT = "scheduling-conflict"
+UNRESOLVED_IMAGE = "unresolved-image"
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            NEEDS_SCHEDULING,
+            "MissingTolerationsOrAffinity",
+            "A pod lacks the tolerations or node affinity its images need",
+            "Run `kmultiarch fix FILE` (or `kmultiarch mutate --in-place FILE`) to add them, or "
+            'annotate the workload kmultiarch.dev/skip: "true" to opt out.',
+        ),
+        Rule(
+            NO_COMMON_PLATFORM,
+            "NoCommonPlatform",
+            "No node platform of the cluster runs every image of the pod",
+            "Use images built for a common platform (a multi-arch build), or add the platform "
+            "they share to spec.platforms of the policy if the cluster has such nodes.",
+        ),
+        Rule(
+            SCHEDULING_CONFLICT,
+            "SchedulingConflict",
+            "The pod's nodeSelector or node affinity contradicts the platforms of its images",
+            "Change the nodeSelector or affinity to an architecture every image of the pod "
+            "supports, or use images built for it.",
+        ),
+        Rule(
+            UNRESOLVED_IMAGE,
+            "UnresolvedImage",
+            "The platforms of an image could not be resolved",
+            "Check that the image exists and that the registry is reachable with your "
+            "credentials; add it to the lock file (`kmultiarch lock`), or declare its platforms "
+            "under spec.overrides of the policy.",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something a user should know about one resource: ``message`` says what, the other
+    fields where (formatters put them together)."""
+
+    rule: str
+    severity: Severity
+    message: str
+    source: str = ""
+    document_index: int | None = None
+    line: int | None = None
+    resource: ResourceRef | None = None
+    field_path: str | None = None
+    image: str | None = None
+
+    def location(self) -> str:
+        """``FILE:LINE: Kind namespace/name``."""
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.resource is not None:
+            where += f": {self.resource.display_name}"
+        return where
+
+    @property
+    def headline(self) -> str:
+        """The message prefixed with the resource it is about: ``Kind ns/name: message``."""
+        if self.resource is None:
+            return self.message
+        return f"{self.resource.display_name}: {self.message}"
+
+
+def unresolved_image_message(image: str, container: str, reason: str) -> str:
+    return f"image {image!r} of container {container!r} could not be resolved: {reason}"
+
+
+def conflict_rule(supported_any: bool) -> str:
+    """A pod with no platform at all for its images, or one whose own constraints exclude it."""
+    return SCHEDULING_CONFLICT if supported_any else NO_COMMON_PLATFORM
