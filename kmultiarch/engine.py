@@ -11,7 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kmultiarch.core.cluster import NodeSource, drift, node_sources
 from kmultiarch.core.findings import (
+    POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
     ResourceRef,
@@ -187,6 +189,7 @@ def run_documents(
         findings.extend(_findings_for(decided, severity))
         if decided.plan is not None and decided.status == "changed":
             outcomes[pod.source][pod.document_index].operations.extend(decided.plan.operations)
+    findings.extend(drift_findings(documents, policy))
     result = EngineResult(sources, outcomes, pods, findings, resolutions)
     if edit:
         result.apply_edits()
@@ -220,6 +223,36 @@ def _candidate_pods(
                         images,
                         status,
                     )
+
+
+def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy) -> list[Finding]:
+    """``policy-drift`` warnings: what the Karpenter NodePools of the stream offer (platforms,
+    taints to tolerate) and the policy lacks. Judged over every NodePool of the run at once: a
+    taint is asked for only where no pool offers the platform untainted."""
+    located: list[tuple[str, SourceDocument, NodeSource]] = [
+        (name, document, source)
+        for name, docs in documents.items()
+        for document in docs
+        if document.value is not None
+        for source in node_sources(document.value)
+    ]
+    problems = drift([source for _, _, source in located], policy)
+    findings: list[Finding] = []
+    for pool, message in problems:
+        name, document = next((n, d) for n, d, s in located if s is pool)
+        findings.append(
+            Finding(
+                POLICY_DRIFT,
+                "warning",
+                message,
+                source=name,
+                document_index=document.index,
+                line=document.start_line,
+                resource=ResourceRef(pool.api_version, pool.kind, pool.name, ""),
+                field_path=format_field_path((*pool.path, "spec", "template", "spec")),
+            )
+        )
+    return findings
 
 
 def _parse_image(container: ContainerImage) -> ImageOutcome:

@@ -10,6 +10,8 @@ Rules of ``check`` (each problem names one):
 ``scheduling-conflict``   the pod's nodeSelector or affinity contradicts its images
 ``unresolved-image``      an image's platforms could not be resolved (an error under
                           ``failurePolicy: Fail``, else a warning)
+``policy-drift``          a Karpenter NodePool in the stream offers a platform or a taint
+                          the policy lacks (a warning)
 ========================  ===============================================================
 """
 
@@ -24,6 +26,7 @@ from yaml.nodes import MappingNode, SequenceNode
 
 from kmultiarch.core.findings import (
     NEEDS_SCHEDULING,
+    POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
     ResourceRef,
@@ -118,6 +121,7 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
             verdict = _verdict(pod, located, policy)
             pods.append(verdict)
             problems.extend(_problems(pod, verdict, unresolved_level))
+    problems.extend(finding for finding in result.findings if finding.rule == POLICY_DRIFT)
     diffs = unified_diffs(result) if with_diff else {}
     return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
 

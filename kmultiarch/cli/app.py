@@ -319,6 +319,26 @@ def lock(
 
 
 @cli.group()
+def policy() -> None:
+    """Write a MultiArchPolicy."""
+
+
+@policy.command("init")
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--name", default="cluster", show_default=True, help="metadata.name of the policy written."
+)
+def policy_init(paths: tuple[str, ...], name: str) -> int:
+    """Print a MultiArchPolicy for the cluster described by PATHs (stdin when none): Node
+    objects (`kubectl get nodes -o yaml`) or Karpenter NodePools. Platforms come from the node
+    labels or the NodePool requirements, tolerations from the taints of platforms that no
+    untainted node or NodePool offers."""
+    from kmultiarch.cli.commands.policy import init_policy
+
+    return init_policy(list(paths), name)
+
+
+@cli.group()
 def cache() -> None:
     """Show or clear the platform cache."""
 

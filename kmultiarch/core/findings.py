@@ -41,6 +41,7 @@ class Rule:
 
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
+POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
 
@@ -60,6 +61,13 @@ RULES: dict[str, Rule] = {
             "No node platform of the cluster runs every image of the pod",
             "Use images built for a common platform (a multi-arch build), or add the platform "
             "they share to spec.platforms of the policy if the cluster has such nodes.",
+        ),
+        Rule(
+            POLICY_DRIFT,
+            "PolicyDrift",
+            "A Karpenter NodePool in the manifests offers a platform or a taint the policy lacks",
+            "Regenerate the policy from the NodePools (`kmultiarch policy init NODEPOOLS.yaml`), "
+            "or add the platform to spec.platforms and the toleration to spec.tolerations.",
         ),
         Rule(
             SCHEDULING_CONFLICT,

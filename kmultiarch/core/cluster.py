@@ -1,0 +1,308 @@
+"""The cluster's node platforms and taints, read from Node objects and Karpenter NodePools.
+
+Pure: plain data in (parsed YAML values), plain data out. ``kmultiarch policy init`` turns what
+this module finds into a MultiArchPolicy; ``check`` compares the NodePools of a stream with the
+policy in force (rule ``policy-drift``).
+
+Where the facts come from:
+
+- a Node (``v1``, as ``kubectl get nodes -o yaml`` lists them): the ``kubernetes.io/os`` and
+  ``kubernetes.io/arch`` labels (else the ``beta.`` ones, else ``status.nodeInfo``), a Windows
+  node's ``node.kubernetes.io/windows-build`` as the os.version, and ``spec.taints`` less the
+  taints Kubernetes, cloud providers, the cluster autoscaler and Karpenter put on and take off
+  by themselves (``node.kubernetes.io/not-ready`` and the like): those say nothing of the pods
+  a node is meant for.
+- a Karpenter NodePool (``karpenter.sh/v1``, also ``v1beta1``): ``spec.template.spec
+  .requirements`` on ``kubernetes.io/arch`` and ``kubernetes.io/os`` (``In``, ``NotIn``,
+  ``Exists``, ``DoesNotExist``; several on one key all hold) and ``spec.template.spec.taints``.
+  ``startupTaints`` are left out: Karpenter expects pods not to tolerate them. With no
+  requirement on the architecture a NodePool may launch either architecture Karpenter
+  supports (amd64, arm64); with none on the OS, Linux nodes.
+
+Which tolerations a platform needs: none when some source offers it untainted (a pod can run
+there without tolerating anything); otherwise the taints of the sources that are least tainted
+(a dedicated GPU pool tainted on top of an arm64 pool's taint adds nothing), so that a pod that
+tolerates them reaches at least one of those sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import API_VERSION, KIND, Policy, Toleration
+from kmultiarch.core.scheduling import toleration_covers
+from kmultiarch.errors import InvalidPlatformError
+
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
+_BETA = {ARCH_LABEL: "beta.kubernetes.io/arch", OS_LABEL: "beta.kubernetes.io/os"}
+NODEPOOL_API_VERSIONS = ("karpenter.sh/v1", "karpenter.sh/v1beta1")
+#: What a NodePool may launch where its requirements do not narrow it.
+KARPENTER_ARCHITECTURES = ("amd64", "arm64")
+KARPENTER_OPERATING_SYSTEMS = ("linux", "windows")
+DEFAULT_NODEPOOL_OS = "linux"
+#: Taints set and cleared by Kubernetes, cloud controllers, the cluster autoscaler and
+#: Karpenter as a node's condition changes: not part of what the node is for.
+_TRANSIENT_TAINT_PREFIXES = (
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+    "node-role.kubernetes.io/",
+    "karpenter.sh/",
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    def toleration(self) -> Toleration:
+        """The narrowest toleration of this taint."""
+        if self.value:
+            return Toleration(self.key, "Equal", self.value, self.effect)
+        return Toleration(self.key, "Exists", "", self.effect)
+
+    def __str__(self) -> str:
+        value = f"={self.value}" if self.value else ""
+        return f"{self.key}{value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class NodeSource:
+    """A Node, or a NodePool: the platforms it offers and the taints its nodes carry."""
+
+    api_version: str
+    kind: str
+    name: str
+    platforms: tuple[Platform, ...]
+    taints: tuple[Taint, ...]
+    path: tuple[str | int, ...] = ()  # from the document root (inside a List)
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """What a policy needs: the platforms in a stable order, and each one's tolerations."""
+
+    platforms: tuple[Platform, ...]
+    tolerations: Mapping[Platform, tuple[Toleration, ...]]
+
+
+def node_sources(document: object) -> list[NodeSource]:
+    """Every Node and Karpenter NodePool in a document (a resource or a ``kind: List``)."""
+    return list(_walk(document, ()))
+
+
+def _walk(resource: object, path: tuple[str | int, ...]) -> Iterator[NodeSource]:
+    if not isinstance(resource, Mapping):
+        return
+    kind, api_version = resource.get("kind"), resource.get("apiVersion")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(resource.get("items"), list):
+        for position, item in enumerate(resource["items"]):
+            yield from _walk(item, (*path, "items", position))
+        return
+    metadata = _mapping(resource.get("metadata"))
+    name = metadata.get("name") if isinstance(metadata.get("name"), str) else "(unnamed)"
+    if kind == "Node" and api_version == "v1":
+        yield NodeSource(
+            "v1", "Node", str(name), _node_platforms(resource), _node_taints(resource), path
+        )
+    elif kind == "NodePool" and api_version in NODEPOOL_API_VERSIONS:
+        template_spec = _mapping(
+            _mapping(_mapping(resource.get("spec")).get("template")).get("spec")
+        )
+        yield NodeSource(
+            str(api_version),
+            "NodePool",
+            str(name),
+            nodepool_platforms(_list(template_spec.get("requirements"))),
+            tuple(_taints(template_spec.get("taints"))),
+            path,
+        )
+
+
+def _node_platforms(node: Mapping[str, object]) -> tuple[Platform, ...]:
+    labels = _mapping(_mapping(node.get("metadata")).get("labels"))
+    info = _mapping(_mapping(node.get("status")).get("nodeInfo"))
+    os_name = _text(labels.get(OS_LABEL)) or _text(labels.get(_BETA[OS_LABEL]))
+    arch = _text(labels.get(ARCH_LABEL)) or _text(labels.get(_BETA[ARCH_LABEL]))
+    os_name = os_name or _text(info.get("operatingSystem"))
+    arch = arch or _text(info.get("architecture"))
+    if not os_name or not arch:
+        return ()
+    build = _text(labels.get(WINDOWS_BUILD_LABEL)) if os_name == "windows" else ""
+    try:
+        return (Platform.create(os_name, arch, os_version=build),)
+    except InvalidPlatformError:
+        return ()
+
+
+def _node_taints(node: Mapping[str, object]) -> tuple[Taint, ...]:
+    return tuple(
+        taint
+        for taint in _taints(_mapping(node.get("spec")).get("taints"))
+        if not taint.key.startswith(_TRANSIENT_TAINT_PREFIXES)
+    )
+
+
+def _taints(value: object) -> Iterator[Taint]:
+    for item in _list(value):
+        taint = _mapping(item)
+        key = _text(taint.get("key"))
+        if key:
+            yield Taint(key, _text(taint.get("value")), _text(taint.get("effect")) or "NoSchedule")
+
+
+def nodepool_platforms(requirements: Sequence[object]) -> tuple[Platform, ...]:
+    """The platforms a NodePool's requirements allow, architectures in Karpenter's order."""
+    architectures = _allowed(requirements, ARCH_LABEL, KARPENTER_ARCHITECTURES, None)
+    systems = _allowed(requirements, OS_LABEL, KARPENTER_OPERATING_SYSTEMS, (DEFAULT_NODEPOOL_OS,))
+    platforms: list[Platform] = []
+    for os_name in systems:
+        for arch in architectures:
+            try:
+                platforms.append(Platform.create(os_name, arch))
+            except InvalidPlatformError:
+                continue
+    return tuple(dict.fromkeys(platforms))
+
+
+def _allowed(
+    requirements: Sequence[object],
+    label: str,
+    universe: Sequence[str],
+    unconstrained: Sequence[str] | None,
+) -> list[str]:
+    """The values of ``label`` every requirement on it allows (``In`` may name values outside
+    ``universe``: a NodePool for s390x nodes of another provider)."""
+    on_label = [
+        _mapping(item)
+        for item in requirements
+        if _mapping(item).get("key") in (label, _BETA[label])
+    ]
+    if not on_label:
+        return list(unconstrained if unconstrained is not None else universe)
+    named = [str(v) for item in on_label for v in _list(item.get("values"))]
+    allowed = list(dict.fromkeys([*universe, *named]))
+    for requirement in on_label:
+        operator = requirement.get("operator")
+        values = {str(v) for v in _list(requirement.get("values"))}
+        if operator == "In":
+            allowed = [value for value in allowed if value in values]
+        elif operator == "NotIn":
+            allowed = [value for value in allowed if value not in values]
+        elif operator == "DoesNotExist":
+            allowed = []  # every node has the label: such a NodePool launches nothing
+    return allowed
+
+
+def cluster_shape(sources: Sequence[NodeSource]) -> ClusterShape:
+    """The platforms the sources offer and the tolerations each needs (see the module doc)."""
+    by_platform: dict[Platform, list[tuple[Taint, ...]]] = {}
+    for source in sources:
+        scheduling_taints = tuple(t for t in source.taints if t.effect != "PreferNoSchedule")
+        for platform in source.platforms:
+            by_platform.setdefault(platform, []).append(tuple(sorted(set(scheduling_taints))))
+    tolerations: dict[Platform, tuple[Toleration, ...]] = {}
+    for platform, taint_sets in by_platform.items():
+        if any(not taints for taints in taint_sets):
+            continue
+        least = [
+            taints
+            for taints in taint_sets
+            if not any(set(other) < set(taints) for other in taint_sets)
+        ]
+        needed = sorted({taint for taints in least for taint in taints})
+        tolerations[platform] = tuple(taint.toleration() for taint in needed)
+    untainted = [p for p in by_platform if p not in tolerations]
+    ordered = sorted(untainted) + sorted(p for p in by_platform if p in tolerations)
+    return ClusterShape(tuple(ordered), {p: tolerations[p] for p in ordered if p in tolerations})
+
+
+def policy_document(shape: ClusterShape, name: str = "cluster") -> dict[str, object]:
+    """A MultiArchPolicy object for the shape. ``tolerations`` is always written: left out,
+    the built-in default (arm64 nodes tainted ``kubernetes.io/arch=arm64``) would apply."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name},
+        "spec": {
+            "platforms": [str(p) for p in shape.platforms],
+            "tolerations": {
+                str(platform): [toleration.to_manifest() for toleration in items]
+                for platform, items in shape.tolerations.items()
+            },
+        },
+    }
+
+
+def drift(sources: Sequence[NodeSource], policy: Policy) -> list[tuple[NodeSource, str]]:
+    """What NodePools declare that the policy lacks: a platform not in ``spec.platforms``, or a
+    taint that a pod reaching the platform must tolerate and the policy adds no toleration for.
+    Each problem comes with the NodePool that shows it."""
+    pools = [source for source in sources if source.kind == "NodePool"]
+    if not pools:
+        return []
+    shape = cluster_shape(pools)
+    problems: list[tuple[NodeSource, str]] = []
+    for pool in pools:
+        missing = [p for p in pool.platforms if p not in policy.platforms]
+        if missing:
+            problems.append(
+                (
+                    pool,
+                    f"offers {', '.join(str(p) for p in missing)}, which spec.platforms of the "
+                    f"policy ({', '.join(str(p) for p in policy.platforms)}) lacks",
+                )
+            )
+        for platform in pool.platforms:
+            if platform not in policy.platforms:
+                continue
+            wanted = shape.tolerations.get(platform, ())
+            have = policy.tolerations.get(platform, ())
+            lacking = [
+                toleration
+                for toleration in wanted
+                if _tolerated_by(toleration, pool.taints)
+                and not any(toleration_covers(t.to_manifest(), toleration) for t in have)
+            ]
+            if lacking:
+                taints = ", ".join(_toleration_text(t) for t in lacking)
+                problems.append(
+                    (
+                        pool,
+                        f"taints its {platform} nodes {taints}, which spec.tolerations."
+                        f"{platform} of the policy does not tolerate",
+                    )
+                )
+    return problems
+
+
+def _tolerated_by(toleration: Toleration, taints: Sequence[Taint]) -> bool:
+    return any(taint.toleration() == toleration for taint in taints)
+
+
+def _toleration_text(toleration: Toleration) -> str:
+    value = f"={toleration.value}" if toleration.operator != "Exists" else ""
+    return f"{toleration.key}{value}:{toleration.effect}"
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
