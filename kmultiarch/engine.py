@@ -200,11 +200,12 @@ def _candidate_pods(
     documents: Mapping[str, list[SourceDocument]], policy: Policy
 ) -> Iterable[PodOutcome]:
     """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
+    extra_paths = policy.pod_spec_paths()
     for source, docs in documents.items():
         for document in docs:
             if document.value is None:
                 continue
-            for workload in find_workloads(document.value):
+            for workload in find_workloads(document.value, extra_paths):
                 for target in workload.targets:
                     status: PodStatus = "unchanged"
                     if workload.kind in policy.exclude.kinds or (

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
+from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import canonical_registry
 from kmultiarch.errors import InvalidPlatformError, PolicyError
@@ -82,6 +83,19 @@ class Exclusions:
     kinds: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class PodSpecLocation:
+    """Where a kind not in the built-in table keeps a pod spec (``spec.podSpecs``)."""
+
+    api_version: str
+    kind: str
+    path: tuple[str | int, ...]  # from the object root; numeric tokens index lists
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+
 ARM64_TAINT_TOLERATION = Toleration(
     key="kubernetes.io/arch", operator="Equal", value="arm64", effect="NoSchedule"
 )
@@ -102,7 +116,16 @@ class Policy:
     exclude: Exclusions = Exclusions()
     registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
     lock: Path | None = None
+    pod_specs: tuple[PodSpecLocation, ...] = ()
     source: str = "(defaults)"
+
+    def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
+        """``spec.podSpecs`` as (API group, kind) -> pod spec paths, for the workload finder."""
+        paths: dict[tuple[str, str], tuple[tuple[str | int, ...], ...]] = {}
+        for location in self.pod_specs:
+            key = (location.group, location.kind)
+            paths[key] = (*paths.get(key, ()), location.path)
+        return paths
 
     def override_for(self, normalised_reference: str) -> Override | None:
         for override in self.overrides:
@@ -143,6 +166,7 @@ SPEC_KEYS = frozenset(
         "exclude",
         "registries",
         "lock",
+        "podSpecs",
     }
 )
 
@@ -180,6 +204,7 @@ def policy_from_spec(
         exclude=_exclusions(spec.get("exclude"), source),
         registries=_registries(spec.get("registries"), source, base_dir),
         lock=_relative_to(source, lock, base_dir) if lock else None,
+        pod_specs=_pod_specs(spec.get("podSpecs"), source),
         source=source,
     )
 
@@ -309,6 +334,34 @@ def _overrides(value: object, source: str) -> tuple[Override, ...]:
         platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
         overrides.append(Override(image, frozenset(platforms)))
     return tuple(overrides)
+
+
+def _pod_specs(value: object, source: str) -> tuple[PodSpecLocation, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise PolicyError(f"{source}: spec.podSpecs: expected a list of {{apiVersion, kind, path}}")
+    locations = []
+    for position, item in enumerate(value):
+        where = f"spec.podSpecs[{position}]"
+        if not isinstance(item, Mapping):
+            raise PolicyError(f"{source}: {where}: expected a mapping with apiVersion, kind, path")
+        _check_keys(item, {"apiVersion", "kind", "path"}, where, source)
+        for key in ("apiVersion", "kind", "path"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise PolicyError(f"{source}: {where}.{key}: expected a non-empty string")
+        try:
+            tokens = pointer_tokens(item["path"])
+        except ValueError as exc:
+            raise PolicyError(f"{source}: {where}.path: {exc} (e.g. /spec/template/spec)") from exc
+        if not tokens or not all(tokens):
+            raise PolicyError(
+                f"{source}: {where}.path: expected a JSON pointer to the pod spec, like "
+                "/spec/template/spec"
+            )
+        path = tuple(int(token) if token.isdigit() else token for token in tokens)
+        locations.append(PodSpecLocation(item["apiVersion"], item["kind"], path))
+    return tuple(locations)
 
 
 def _exclusions(value: object, source: str) -> Exclusions:

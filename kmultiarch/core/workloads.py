@@ -94,12 +94,17 @@ class Workload:
         return f"{self.kind} {namespace}{self.name}"
 
 
-def find_workloads(document: object) -> list[Workload]:
-    """Every workload in a document (a resource, or the items of a ``kind: List``)."""
-    return list(_walk(document, ()))
+def find_workloads(
+    document: object, extra_paths: Mapping[tuple[str, str], tuple[Path, ...]] | None = None
+) -> list[Workload]:
+    """Every workload in a document (a resource, or the items of a ``kind: List``).
+    ``extra_paths`` adds pod spec paths to the built-in table (the policy's ``podSpecs``)."""
+    return list(_walk(document, (), extra_paths or {}))
 
 
-def _walk(resource: object, path: Path) -> Iterator[Workload]:
+def _walk(
+    resource: object, path: Path, extra_paths: Mapping[tuple[str, str], tuple[Path, ...]]
+) -> Iterator[Workload]:
     if not isinstance(resource, Mapping):
         return
     kind = resource.get("kind")
@@ -108,11 +113,12 @@ def _walk(resource: object, path: Path) -> Iterator[Workload]:
         return
     if kind == "List" or (kind.endswith("List") and isinstance(resource.get("items"), list)):
         for position, item in enumerate(_list(resource.get("items"))):
-            yield from _walk(item, (*path, "items", position))
+            yield from _walk(item, (*path, "items", position), extra_paths)
         return
     group = api_version.rpartition("/")[0] if "/" in api_version else ""
     targets: list[PodTarget] = []
-    for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
+    spec_paths = POD_SPEC_PATHS.get((group, kind), ()) + extra_paths.get((group, kind), ())
+    for spec_path in dict.fromkeys(spec_paths):
         spec = _get(resource, spec_path)
         if isinstance(spec, Mapping):
             template = _get(resource, spec_path[:-1])

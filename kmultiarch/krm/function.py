@@ -38,6 +38,7 @@ _CONFIGMAP_STRUCTURED = {
     "tolerations": "tolerations",
     "overrides": "overrides",
     "registries": "registries",
+    "podSpecs": "podSpecs",
 }
 _CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
 

@@ -326,3 +326,43 @@ def test_a_duplicated_key_is_an_error_naming_file_and_line(tmp_path: Path) -> No
     message = str(caught.value)
     assert message.startswith(f"{path}:")
     assert "duplicate key 'platforms'" in message
+
+
+def test_pod_specs_are_json_pointers_grouped_by_api_group() -> None:
+    policy = policy_from_object(
+        {
+            "apiVersion": "kmultiarch.dev/v1alpha1",
+            "kind": "MultiArchPolicy",
+            "spec": {
+                "podSpecs": [
+                    {
+                        "apiVersion": "apps.openshift.io/v1",
+                        "kind": "DeploymentConfig",
+                        "path": "/spec/template/spec",
+                    },
+                    {"apiVersion": "x.io/v1", "kind": "Fleet", "path": "/spec/pools/0/spec"},
+                    {"apiVersion": "x.io/v2", "kind": "Fleet", "path": "/spec/a~1b/spec"},
+                ]
+            },
+        },
+        "p.yaml",
+    )
+    assert policy.pod_spec_paths() == {
+        ("apps.openshift.io", "DeploymentConfig"): (("spec", "template", "spec"),),
+        ("x.io", "Fleet"): (("spec", "pools", 0, "spec"), ("spec", "a/b", "spec")),
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("[{kind: X, path: /spec}]", "spec.podSpecs[0].apiVersion: expected a non-empty string"),
+        ("[{apiVersion: v1, kind: X, path: spec}]", "spec.podSpecs[0].path: invalid JSON pointer"),
+        ("[{apiVersion: v1, kind: X, path: /}]", "spec.podSpecs[0].path: expected a JSON pointer"),
+        ("[{apiVersion: v1, kind: X, path: /a, extra: 1}]", "spec.podSpecs[0].extra: unknown key"),
+        ("{kind: X}", "spec.podSpecs: expected a list"),
+    ],
+)
+def test_bad_pod_specs_name_the_entry(entry: str, message: str) -> None:
+    with pytest.raises(PolicyError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_policy_text(_spec(f"podSpecs: {entry}\n"), "p.yaml")

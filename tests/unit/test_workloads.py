@@ -379,3 +379,39 @@ def test_field_path_and_json_pointer(path: tuple[str | int, ...], field: str, po
 @given(st.lists(st.text(max_size=6) | st.integers(0, 99), max_size=5))
 def test_json_pointer_agrees_with_jsonpointer(path: list[str | int]) -> None:
     assert json_pointer(path) == JsonPointer.from_parts(path).path
+
+
+def test_extra_pod_spec_paths_add_kinds_and_index_lists() -> None:
+    resource = {
+        "apiVersion": "example.com/v1",
+        "kind": "Fleet",
+        "metadata": {"name": "f"},
+        "spec": {
+            "pools": [
+                {"template": {"metadata": {"annotations": {"a": "1"}}, "spec": _pod("x:1")}},
+                {"template": {"spec": _pod("y:1")}},
+            ]
+        },
+    }
+    assert find_workloads(resource) == []
+    paths = {
+        ("example.com", "Fleet"): (
+            ("spec", "pools", 0, "template", "spec"),
+            ("spec", "pools", 1, "template", "spec"),
+        )
+    }
+    (workload,) = find_workloads(resource, paths)
+    assert [t.containers[0].image for t in workload.targets] == ["x:1", "y:1"]
+    assert workload.targets[0].annotations == {"a": "1"}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "spec": {"template": {"spec": _pod("z:1")}},
+    }
+    # a path the built-in table has already is not visited twice
+    (same,) = find_workloads(deployment, {("apps", "Deployment"): (("spec", "template", "spec"),)})
+    assert len(same.targets) == 1
+
+
+def _pod(image: str) -> dict[str, object]:
+    return {"containers": [{"name": "c", "image": image}]}

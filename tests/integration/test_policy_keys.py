@@ -1,0 +1,111 @@
+"""Policy keys of issue 14 across the commands that are not mutate (mutate is covered by the
+golden cases under tests/golden/): check, report, lock and the KRM function (MultiArchPolicy
+and ConfigMap functionConfig), against the real registry."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support import SeededRegistry
+from support.cli import clean_env, run_kmultiarch
+from support.manifests import write_policy
+
+DEPLOYMENT_CONFIG = """\
+apiVersion: apps.openshift.io/v1
+kind: DeploymentConfig
+metadata:
+  name: frontend
+  namespace: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: registry.test/single-docker-amd64:1.0
+"""
+POD_SPECS = [
+    {
+        "apiVersion": "apps.openshift.io/v1",
+        "kind": "DeploymentConfig",
+        "path": "/spec/template/spec",
+    }
+]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path, {"SOURCE_DATE_EPOCH": "1767225600"})
+
+
+def resource_list(items: list[Any], function_config: Any) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "config.kubernetes.io/v1",
+            "kind": "ResourceList",
+            "items": items,
+            "functionConfig": function_config,
+        }
+    )
+
+
+def test_pod_specs_reach_check_report_lock_and_fn(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry, {"podSpecs": POD_SPECS})
+    manifest = tmp_path / "dc.yaml"
+    manifest.write_text(DEPLOYMENT_CONFIG)
+
+    checked = run_kmultiarch(
+        ["check", "-o", "json", "--config", str(config), str(manifest)], env=env
+    )
+    assert checked.returncode == 1, checked.stderr
+    (pod,) = checked.json()["pods"]
+    assert pod["verdict"] == "needs-change"
+
+    report = run_kmultiarch(
+        ["report", "-o", "json", "--config", str(config), str(manifest)], env=env
+    )
+    assert report.returncode == 0, report.stderr
+    (workload,) = report.json()["workloads"]
+    assert (workload["kind"], workload["category"]) == ("DeploymentConfig", "amd64-only")
+
+    lock = tmp_path / "kmultiarch.lock"
+    locked = run_kmultiarch(
+        ["lock", "--config", str(config), "-o", str(lock), str(manifest)], env=env
+    )
+    assert locked.returncode == 0, locked.stderr
+    assert list(yaml.safe_load(lock.read_text())["images"]) == [
+        "registry.test/single-docker-amd64:1.0"
+    ]
+
+    item = yaml.safe_load(DEPLOYMENT_CONFIG)
+    mirror = {"registry.test": {"mirror": registry.url}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kmultiarch"},
+        "data": {"podSpecs": json.dumps(POD_SPECS), "registries": json.dumps(mirror)},
+    }
+    krm = run_kmultiarch(["fn"], env=env, stdin=resource_list([item], configmap))
+    assert krm.returncode == 0, krm.stderr
+    (out,) = yaml.safe_load(krm.stdout)["items"]
+    required = out["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert required["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["amd64"]
+
+
+def test_a_bad_pod_spec_pointer_names_the_key(tmp_path: Path, env: dict[str, str]) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n"
+        "  podSpecs:\n  - {apiVersion: apps.openshift.io/v1, kind: DeploymentConfig, "
+        "path: spec.template.spec}\n"
+    )
+    result = run_kmultiarch(["check", "--config", str(config)], env=env, stdin="")
+    assert result.returncode == 2
+    assert f"{config}: spec.podSpecs[0].path: invalid JSON pointer" in result.stderr
