@@ -258,7 +258,11 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
 
 def _parse_image(container: ContainerImage) -> ImageOutcome:
     try:
-        return ImageOutcome(container, ImageRef.parse(container.image), None)
+        reference = ImageRef.parse(container.image)
+        if container.running_digest is not None:
+            # A running Pod's status names what was pulled: the truth, whatever the tag says now.
+            reference = reference.with_digest(container.running_digest)
+        return ImageOutcome(container, reference, None)
     except InvalidReferenceError as exc:
         return ImageOutcome(container, None, None, str(exc))
 

@@ -10,10 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kmultiarch.core.digest import is_digest
+
 Path = tuple[str | int, ...]
 
 SKIP_ANNOTATION = "kmultiarch.dev/skip"
 CONTAINER_GROUPS = ("initContainers", "containers", "ephemeralContainers")
+#: A Pod's status lists, per container group, what each container runs (``kubectl get pods``).
+STATUS_GROUPS = {
+    "initContainers": "initContainerStatuses",
+    "containers": "containerStatuses",
+    "ephemeralContainers": "ephemeralContainerStatuses",
+}
 SCHEDULING_FIELDS = ("tolerations", "affinity", "nodeSelector")
 
 #: (API group, kind) -> paths from the object root to each pod spec.
@@ -57,6 +65,8 @@ class ContainerImage:
     path: Path  # from the document root to the container mapping
     name: str
     image: str
+    #: The digest a running Pod's status says the container runs (``imageID``), if any.
+    running_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,11 +132,12 @@ def _walk(
         spec = _get(resource, spec_path)
         if isinstance(spec, Mapping):
             template = _get(resource, spec_path[:-1])
+            running = _running_digests(resource) if kind == "Pod" and group == "" else {}
             targets.append(
                 PodTarget(
                     (*path, *spec_path),
                     spec,
-                    tuple(_pod_containers(spec, (*path, *spec_path))),
+                    tuple(_pod_containers(spec, (*path, *spec_path), running)),
                     _annotations(template) if spec_path[:-1] else {},
                 )
             )
@@ -148,15 +159,41 @@ def _walk(
     )
 
 
-def _pod_containers(spec: Mapping[str, object], spec_path: Path) -> Iterator[ContainerImage]:
+def _pod_containers(
+    spec: Mapping[str, object],
+    spec_path: Path,
+    running: Mapping[tuple[str, str], str] | None = None,
+) -> Iterator[ContainerImage]:
     for group in CONTAINER_GROUPS:
         for position, container in enumerate(_list(spec.get(group))):
             if isinstance(container, Mapping) and isinstance(container.get("image"), str):
+                name = _string(container.get("name"))
                 yield ContainerImage(
                     (*spec_path, group, position),
-                    _string(container.get("name")),
+                    name,
                     container["image"],
+                    (running or {}).get((group, name)),
                 )
+
+
+def _running_digests(pod: Mapping[str, object]) -> dict[tuple[str, str], str]:
+    """(container group, name) -> the digest its ``imageID`` names. Runtimes write
+    ``docker.io/library/nginx@sha256:...`` (containerd, CRI-O) or
+    ``docker-pullable://nginx@sha256:...`` (Docker); a bare ``sha256:...`` is a local image
+    ID, not a registry digest, and is not used."""
+    status = pod.get("status")
+    if not isinstance(status, Mapping):
+        return {}
+    digests: dict[tuple[str, str], str] = {}
+    for group, status_key in STATUS_GROUPS.items():
+        for entry in _list(status.get(status_key)):
+            if not isinstance(entry, Mapping):
+                continue
+            image_id = _string(entry.get("imageID"))
+            digest = image_id.rpartition("@")[2] if "@" in image_id else ""
+            if is_digest(digest):
+                digests[(group, _string(entry.get("name")))] = digest
+    return digests
 
 
 def _workflow_targets(

@@ -109,3 +109,56 @@ def test_a_bad_pod_spec_pointer_names_the_key(tmp_path: Path, env: dict[str, str
     result = run_kmultiarch(["check", "--config", str(config)], env=env, stdin="")
     assert result.returncode == 2
     assert f"{config}: spec.podSpecs[0].path: invalid JSON pointer" in result.stderr
+
+
+def running_pods(registry: SeededRegistry, digest_key: str) -> str:
+    """``kubectl get pods -A -o yaml`` of one Pod whose spec names two-tags:1.0 (amd64 only)
+    while its status says the container runs catalogue image ``digest_key``."""
+    digest = registry.images[digest_key].digest
+    return f"""\
+apiVersion: v1
+kind: List
+metadata:
+  resourceVersion: ""
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-7d4b9c-x2x9q
+    namespace: shop
+  spec:
+    containers:
+    - name: web
+      image: registry.test/two-tags:1.0
+    nodeName: ip-10-0-2-40.ec2.internal
+  status:
+    phase: Running
+    containerStatuses:
+    - name: web
+      image: registry.test/two-tags:1.0
+      imageID: registry.test/two-tags@{digest}
+      ready: true
+      restartCount: 0
+"""
+
+
+def test_report_on_running_pods_resolves_the_digest_they_run(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    pods = running_pods(registry, "two-tags-latest")
+    result = run_kmultiarch(
+        ["report", "-o", "json", "--config", str(config), "-"], env=env, stdin=pods
+    )
+    assert result.returncode == 0, result.stderr
+    (entry,) = result.json()["images"]
+    digest = registry.images["two-tags-latest"].digest
+    assert entry["image"] == f"registry.test/two-tags:1.0@{digest}"
+    assert entry["digest"] == digest
+    assert entry["platforms"] == list(registry.images["two-tags-latest"].platforms)
+    (workload,) = result.json()["workloads"]
+    assert (workload["kind"], workload["namespace"], workload["category"]) == (
+        "Pod",
+        "shop",
+        "multi-arch",
+    )

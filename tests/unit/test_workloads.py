@@ -415,3 +415,33 @@ def test_extra_pod_spec_paths_add_kinds_and_index_lists() -> None:
 
 def _pod(image: str) -> dict[str, object]:
     return {"containers": [{"name": "c", "image": image}]}
+
+
+@pytest.mark.parametrize(
+    ("image_id", "expected"),
+    [
+        ("docker.io/library/nginx@sha256:" + "a" * 64, "sha256:" + "a" * 64),
+        ("docker-pullable://nginx@sha256:" + "b" * 64, "sha256:" + "b" * 64),
+        ("sha256:" + "c" * 64, None),  # a local image ID, not a registry digest
+        ("nginx@sha256:short", None),
+        ("", None),
+    ],
+)
+def test_a_running_pod_names_the_digest_it_runs(image_id: str, expected: str | None) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {
+            "initContainers": [{"name": "init", "image": "busybox:1"}],
+            "containers": [{"name": "app", "image": "nginx:1.27"}],
+        },
+        "status": {
+            "containerStatuses": [{"name": "app", "image": "nginx:1.27", "imageID": image_id}],
+            "initContainerStatuses": [{"name": "app", "imageID": "x@sha256:" + "d" * 64}],
+        },
+    }
+    (workload,) = find_workloads(pod)
+    init, app = workload.targets[0].containers
+    assert app.running_digest == expected
+    assert init.running_digest is None  # statuses are matched by group and name
