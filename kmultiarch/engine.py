@@ -38,6 +38,7 @@ from kmultiarch.core.workloads import (
     find_workloads,
     format_field_path,
     is_skipped,
+    may_hold_pods,
 )
 from kmultiarch.errors import InvalidReferenceError
 from kmultiarch.yaml.edit import apply_operations
@@ -153,7 +154,15 @@ def join_sources(texts: Iterable[str]) -> str:
 
 
 def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocument]]:
-    return {source.name: read_stream(source.text, source.name) for source in sources}
+    # Documents of kinds without pod specs (CRDs, RBAC, ConfigMaps...) are not composed.
+    return {
+        source.name: read_stream(source.text, source.name, lazy_types=_never_holds_pods)
+        for source in sources
+    }
+
+
+def _never_holds_pods(api_version: str, kind: str) -> bool:
+    return not may_hold_pods(api_version, kind)
 
 
 def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineResult:
@@ -203,6 +212,9 @@ def _candidate_pods(
     extra_paths = policy.pod_spec_paths()
     for source, docs in documents.items():
         for document in docs:
+            known = document.resource_type
+            if known is not None and not may_hold_pods(*known):
+                continue
             if document.value is None:
                 continue
             for workload in find_workloads(document.value, extra_paths):

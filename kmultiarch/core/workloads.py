@@ -51,6 +51,19 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
     ("argoproj.io", "ClusterWorkflowTemplate"): ("spec",),
     ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
 }
+
+
+def may_hold_pods(api_version: str, kind: str) -> bool:
+    """False when no resource of this type can hold a pod spec kmultiarch handles: a reader
+    need not even compose such a document. Lists (``kind: List``, ``PodList``...) may."""
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return (
+        (group, kind) in POD_SPEC_PATHS
+        or (group, kind) in WORKFLOW_SPEC_PATHS
+        or kind.endswith("List")
+    )
+
+
 _WORKFLOW_TEMPLATE_CONTAINERS: tuple[Path, ...] = (
     ("container",),
     ("script",),

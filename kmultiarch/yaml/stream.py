@@ -17,7 +17,7 @@ import contextlib
 import gc
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
 
@@ -97,21 +97,61 @@ class InputSource:
     text: str
 
 
-@dataclass(frozen=True)
+_UNREAD: Any = object()
+
+
 class SourceDocument:
     """One document of a stream, with its exact text and what it means.
 
     ``value`` is None when the document is empty: comments only, or an explicit ``---`` with
     nothing after it. ``has_aliases_or_merges`` is true when a node is reached twice (aliases)
     or a mapping uses a merge key: the node tree then does not map one-to-one onto the text.
+
+    ``resource_type`` is the document's top-level (``apiVersion``, ``kind``) when its value or a
+    scan of its text (:func:`provable_type`) tells, else None. A document whose type the scan
+    proved may be composed only when its ``value`` is first asked for: readers that need just
+    some kinds (the engine: kinds that hold pod templates) never pay for the rest, mostly
+    CustomResourceDefinitions of hundreds of KB. Problems in such a document's YAML surface
+    when its value is read.
     """
 
-    source: str
-    index: int
-    start_line: int
-    text: str
-    value: object
-    has_aliases_or_merges: bool = False
+    __slots__ = ("_aliases", "_value", "index", "resource_type", "source", "start_line", "text")
+
+    def __init__(
+        self,
+        source: str,
+        index: int,
+        start_line: int,
+        text: str,
+        value: object = _UNREAD,
+        has_aliases_or_merges: bool = False,
+        resource_type: tuple[str, str] | None = None,
+    ) -> None:
+        self.source = source
+        self.index = index
+        self.start_line = start_line
+        self.text = text
+        self.resource_type = resource_type
+        self._value = value
+        self._aliases = has_aliases_or_merges
+
+    def _read(self) -> None:
+        read = _StreamReader(self.source).read_document(self.text, self.index, self.start_line)
+        self._value = read._value
+        self._aliases = read._aliases
+
+    @property
+    def value(self) -> object:
+        if self._value is _UNREAD:
+            with cyclic_gc_paused():
+                self._read()
+        return self._value
+
+    @property
+    def has_aliases_or_merges(self) -> bool:
+        if self._value is _UNREAD:
+            self._read()
+        return self._aliases
 
     @property
     def node(self) -> Node | None:
@@ -122,6 +162,103 @@ class SourceDocument:
         """
         with cyclic_gc_paused():
             return _StreamReader(self.source).compose(self.text, self.index, self.start_line)
+
+    def __repr__(self) -> str:
+        return f"SourceDocument({self.source!r}, index={self.index}, line={self.start_line})"
+
+
+# A line at column 0 that a scan cannot read: anything but a blank line, a comment, a bare
+# document marker, a block sequence entry (kubectl and Helm write a mapping's sequences at its
+# key's indentation), or a plain simple key (a letter or digit first) followed by ':' and a
+# space, a tab or the line's end.
+_UNREADABLE_TOP_LINE = re.compile(
+    r"^(?![ \r\n]|#|-(?: |\r?$)|(?:---|\.\.\.)[ \t]*(?:#.*)?\r?$"
+    r"|[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|\r?$)).",
+    re.MULTILINE,
+)
+_TYPE_VALUES = {
+    "apiVersion": re.compile(r"[ \t]+([A-Za-z0-9][A-Za-z0-9./-]*)[ \t]*(?:#.*)?\r?"),
+    "kind": re.compile(r"[ \t]+([A-Za-z][A-Za-z0-9]*)[ \t]*(?:#.*)?\r?"),
+}
+
+
+def _resource_type(value: object) -> tuple[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    api_version, kind = value.get("apiVersion"), value.get("kind")
+    if isinstance(api_version, str) and isinstance(kind, str):
+        return api_version, kind
+    return None
+
+
+def provable_type(text: str) -> tuple[str, str] | None:
+    """The top-level ``apiVersion`` and ``kind`` of the document ``text``, when its text alone
+    proves them; else None.
+
+    Conservative, so that a reader may skip composing documents of kinds it does not need:
+    every line at column 0 must be blank, a comment, a bare document marker, a sequence entry
+    or a plain simple key (so the root is a block mapping at column 0 whose ``apiVersion`` and
+    ``kind`` keys are such lines, or it has none a reader could see); exactly one line is
+    ``apiVersion:`` and one ``kind:``, each with a plain value that does not go on to the next
+    line. A flow or JSON document, quoted keys, directives, tabs, exotic line breaks: None
+    (compose to know); so is anything that looks like a tag, which the reader must refuse.
+    Tested against the full parse with hypothesis.
+    """
+    if (
+        "\t" in text
+        or has_exotic_line_breaks(text)
+        or _UNREADABLE_TOP_LINE.search(text)
+        or _may_have_tag(text)
+    ):
+        return None
+    found: list[str] = []
+    for key, pattern in _TYPE_VALUES.items():
+        value = _top_level_value(text, key, pattern)
+        if value is None:
+            return None
+        found.append(value)
+    return found[0], found[1]
+
+
+def _may_have_tag(text: str) -> bool:
+    """Whether ``text`` may hold a tag (``!!python/object``, ``!!set``, ``key: !Ref``,
+    ``- !Sub``, a ``!`` opening a line): such documents are composed even when their type is
+    proven, so that the tags kmultiarch refuses are refused in every document. A ``!`` after a
+    comma or a ``?`` is taken for CEL's "not" (CRD validation rules are full of them); a tag
+    there goes through, in a document kmultiarch does not touch."""
+    position = text.find("!")
+    while position >= 0:
+        if text.startswith("!!", position):
+            return True
+        before = text[text.rfind("\n", 0, position) + 1 : position]
+        stripped = before.rstrip(" \t")
+        if not stripped or (stripped[-1] in ":-" and len(stripped) < len(before)):
+            return True
+        position = text.find("!", position + 1)
+    return False
+
+
+def _top_level_value(text: str, key: str, pattern: re.Pattern[str]) -> str | None:
+    """The value of the one column-0 line ``key: value``, if there is exactly one and its value
+    is a plain scalar ``pattern`` matches that ends on its line."""
+    needle = f"\n{key}:"
+    if text.startswith(needle[1:]):
+        start = 0
+    else:
+        start = text.find(needle) + 1
+        if start == 0:
+            return None
+    if text.find(needle, start) >= 0:
+        return None  # twice: the full parse says which (or that it is a duplicate key)
+    end = text.find("\n", start)
+    line_end = len(text) if end < 0 else end
+    value = pattern.fullmatch(text, start + len(key) + 1, line_end)
+    if value is None:
+        return None
+    following = text[line_end + 1 :].lstrip("\r\n")
+    if following[:1] == " ":
+        return None  # the value might go on (a multi-line plain scalar)
+    return value.group(1)
 
 
 def decode_source(data: bytes, source: str) -> str:
@@ -161,9 +298,14 @@ def join_documents(texts: list[str]) -> str:
     return "".join(texts)
 
 
-def read_stream(text: str, source: str) -> list[SourceDocument]:
+def read_stream(
+    text: str, source: str, *, lazy_types: Callable[[str, str], bool] | None = None
+) -> list[SourceDocument]:
     """Cut ``text`` into documents, compose and check each one.
 
+    With ``lazy_types``, a document whose apiVersion and kind :func:`provable_type` proves and
+    for which ``lazy_types(api_version, kind)`` is true is not composed until its value is asked
+    for.
     A leading byte order mark is dropped (it is the only text not kept in a segment).
     """
     if text.startswith("\ufeff"):
@@ -174,7 +316,12 @@ def read_stream(text: str, source: str) -> list[SourceDocument]:
     line = 1
     with cyclic_gc_paused():
         for index, segment in enumerate(_split_segments(text)):
-            documents.append(reader.read_document(segment, index, line))
+            proven = provable_type(segment) if lazy_types is not None else None
+            if proven is not None and lazy_types is not None and lazy_types(*proven):
+                reader.check_size(segment, index, line)
+                documents.append(SourceDocument(source, index, line, segment, resource_type=proven))
+            else:
+                documents.append(reader.read_document(segment, index, line))
             line += _count_line_breaks(segment, exotic_breaks)
     return documents
 
@@ -324,16 +471,7 @@ class _StreamReader:
         )
 
     def read_document(self, text: str, index: int, start_line: int) -> SourceDocument:
-        size = len(text)
-        if size * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
-            self.fail(
-                index,
-                start_line,
-                0,
-                f"the document is {len(text.encode('utf-8'))} bytes, more than the "
-                f"{MAX_DOCUMENT_BYTES} accepted (Kubernetes stores objects of at most 1.5 MB); "
-                "split it",
-            )
+        self.check_size(text, index, start_line)
         node = self.compose(text, index, start_line)
         if node is None:
             return SourceDocument(self.source, index, start_line, text, None)
@@ -345,6 +483,7 @@ class _StreamReader:
             may_merge="<<" in text,
         )
         value = builder.build(node)
+        resource_type = _resource_type(value)
         return SourceDocument(
             self.source,
             index,
@@ -352,7 +491,20 @@ class _StreamReader:
             text,
             value,
             builder.saw_alias or builder.saw_merge,
+            resource_type,
         )
+
+    def check_size(self, text: str, index: int, start_line: int) -> None:
+        size = len(text)
+        if size * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+            self.fail(
+                index,
+                start_line,
+                0,
+                f"the document is {len(text.encode('utf-8'))} bytes, more than the "
+                f"{MAX_DOCUMENT_BYTES} accepted (Kubernetes stores objects of at most 1.5 MB); "
+                "split it",
+            )
 
     def compose(self, text: str, index: int, start_line: int) -> Node | None:
         """The document's root node (None if it is empty), or a ManifestStreamError."""

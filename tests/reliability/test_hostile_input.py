@@ -137,7 +137,7 @@ HOSTILE = [
     ),
     Hostile(
         "duplicate-keys",
-        lambda _: b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+        lambda _: DEPLOYMENT.replace("  name: web\n", "  name: a\n  name: b\n").encode(),
         5,
         "duplicate key 'name' in a mapping",
     ),
@@ -199,7 +199,7 @@ HOSTILE = [
     ),
     Hostile(
         "truncated-quoted-scalar",
-        lambda _: b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "unterminated\n',
+        lambda _: b'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: "unterminated\n',
         5,
         "invalid YAML: while scanning a quoted scalar found unexpected end of stream",
     ),
@@ -247,6 +247,28 @@ def test_hostile_input_is_refused_with_file_line_and_reason(
     assert run.elapsed < TIME_BOUND, f"{run.elapsed:.1f} s"
     assert run.max_rss < BASE_RSS + RSS_PER_INPUT_BYTE * len(content), f"{run.max_rss / MB:.0f} MB"
     assert not _marker(tmp_path).exists(), "a tag ran code"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "unterminated\n',
+    ],
+    ids=["duplicate-keys", "truncated-quoted-scalar"],
+)
+def test_a_document_without_pod_templates_is_passed_through_unread(
+    document: str, tmp_path: Path
+) -> None:
+    """kmultiarch does not compose documents whose text proves a kind without pod templates
+    (issue 17): their YAML is the API server's to judge, and they come out byte for byte. Tags
+    are still refused in every document (the cases above)."""
+    path = tmp_path / "stream.yaml"
+    path.write_text(DEPLOYMENT + "---\n" + document)
+    run = _mutate(path, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.decode().endswith("---\n" + document)
+    assert "tolerations:" in run.stdout.decode(), "the Deployment before it is handled"
 
 
 def test_an_input_larger_than_the_cap_is_refused_before_it_is_all_read(tmp_path: Path) -> None:
