@@ -55,6 +55,9 @@ log = logging.getLogger("kmultiarch.registry")
 DOCKER_HUB_API = "registry-1.docker.io"
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5
+TAGS_PAGE_SIZE = 1000
+MAX_TAG_PAGES = 50
+MAX_TAG_LIST_BYTES = 8 * 1024 * 1024
 MAX_SCOPES_PER_TOKEN_REQUEST = 50
 TOKEN_EXPIRY_MARGIN = 10.0
 DEFAULT_TOKEN_LIFETIME = 60.0
@@ -250,6 +253,45 @@ class RegistryClient:
             source=source,
         )
         return response.body
+
+    async def list_tags(
+        self,
+        endpoint: Endpoint,
+        repository: str,
+        *,
+        source: str,
+        page_size: int = TAGS_PAGE_SIZE,
+        max_pages: int = MAX_TAG_PAGES,
+    ) -> list[str]:
+        """Every tag of ``repository`` (``GET /v2/<name>/tags/list``), following the ``Link:
+        <...>; rel="next"`` header from page to page (distribution paginates with ``n`` and
+        ``last``). Stops after ``max_pages``: a repository of 50 000 tags is not worth more."""
+        import json
+
+        path = f"/v2/{repository}/tags/list?n={page_size}"
+        tags: list[str] = []
+        for _ in range(max_pages):
+            response = await self._request(
+                "GET",
+                endpoint,
+                repository,
+                path,
+                kind="tags-list",
+                accept="application/json",
+                cap=MAX_TAG_LIST_BYTES,
+                source=source,
+            )
+            try:
+                document = json.loads(response.body)
+            except ValueError as exc:
+                raise ManifestError(f"{source}: the tag list is not JSON: {exc}") from exc
+            page = document.get("tags") if isinstance(document, dict) else None
+            tags.extend(tag for tag in page or () if isinstance(tag, str))
+            following = _next_page(response.headers.get("link"), endpoint)
+            if following is None or following == path:
+                break
+            path = following
+        return list(dict.fromkeys(tags))
 
     # -- the request pipeline ---------------------------------------------------------------
 
@@ -702,6 +744,27 @@ def _valid_token(auth: _EndpointAuth, scope: str) -> _Token | None:
     for token in auth.tokens:
         if scope in token.scopes and token.expires_at > now:
             return token
+    return None
+
+
+def _next_page(link: str | None, endpoint: Endpoint) -> str | None:
+    """The path and query of a ``Link`` header's ``rel="next"`` target on the same endpoint
+    (relative, as distribution writes it, or absolute on the same origin), else None."""
+    if not link:
+        return None
+    for part in link.split(","):
+        target, _, params = part.partition(";")
+        if 'rel="next"' not in params.replace(" ", "") and "rel=next" not in params:
+            continue
+        url = target.strip().removeprefix("<").removesuffix(">")
+        parts = urlsplit(url)
+        if parts.netloc and f"{parts.scheme}://{parts.netloc}" != endpoint.origin:
+            return None  # never follow a link to another host with this endpoint's credentials
+        prefix = urlsplit(endpoint.base_url).path.rstrip("/")
+        path = parts.path.removeprefix(prefix) if prefix else parts.path
+        if not path.startswith("/v2/"):
+            return None
+        return f"{path}?{parts.query}" if parts.query else path
     return None
 
 

@@ -453,6 +453,8 @@ WINDOWS_LTSC2019 = PlatformSpec("windows", "amd64", os_version="10.0.17763.6659"
 
 #: The repository only alice may pull from the token registry.
 PRIVATE_REPOSITORY = "private/app"
+#: A repository with several version tags (tag lists, upgrade suggestions).
+UPGRADES_REPOSITORY = "upgrades/app"
 
 
 def _oci_index_with_attestations(label: str, platforms: Sequence[PlatformSpec]) -> Manifest:
@@ -585,6 +587,49 @@ def _build_catalogue() -> dict[str, SeededImage]:
             "OCI index linux/amd64, linux/arm64; private on the token registry (alice only)",
             ("linux/amd64", "linux/arm64"),
             _oci_index_with_attestations("private-app", [AMD64, ARM64_V8]),
+        ),
+        # A repository whose older tags are amd64-only: what `report --suggest-upgrades`
+        # is for. 1.1 still lacks arm64; 1.2-alpine has it but is another variant; 1.3 is the
+        # nearest newer tag that runs on arm64; 2.0 has it too.
+        SeededImage(
+            "upgrades-1.0",
+            UPGRADES_REPOSITORY,
+            "1.0",
+            "tag 1.0 of a repository with newer tags: single Docker schema 2 manifest, amd64",
+            ("linux/amd64",),
+            docker_image(AMD64, "upgrades-1.0"),
+        ),
+        SeededImage(
+            "upgrades-1.1",
+            UPGRADES_REPOSITORY,
+            "1.1",
+            "tag 1.1: single OCI manifest, amd64",
+            ("linux/amd64",),
+            oci_image(AMD64, "upgrades-1.1"),
+        ),
+        SeededImage(
+            "upgrades-1.2-alpine",
+            UPGRADES_REPOSITORY,
+            "1.2-alpine",
+            "tag 1.2-alpine: OCI index linux/amd64, linux/arm64 (a variant: suffix -alpine)",
+            ("linux/amd64", "linux/arm64"),
+            _oci_index_with_attestations("upgrades-1.2-alpine", [AMD64, ARM64_V8]),
+        ),
+        SeededImage(
+            "upgrades-1.3",
+            UPGRADES_REPOSITORY,
+            "1.3",
+            "tag 1.3: OCI index linux/amd64, linux/arm64",
+            ("linux/amd64", "linux/arm64"),
+            _oci_index_with_attestations("upgrades-1.3", [AMD64, ARM64_V8]),
+        ),
+        SeededImage(
+            "upgrades-2.0",
+            UPGRADES_REPOSITORY,
+            "2.0",
+            "tag 2.0: OCI index linux/amd64, linux/arm64",
+            ("linux/amd64", "linux/arm64"),
+            _oci_index_with_attestations("upgrades-2.0", [AMD64, ARM64_V8]),
         ),
         SeededImage(
             "schema1",
