@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kmultiarch.core.cluster import NodeSource, drift, node_sources
+from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
 from kmultiarch.core.findings import (
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
@@ -154,15 +154,17 @@ def join_sources(texts: Iterable[str]) -> str:
 
 
 def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocument]]:
-    # Documents of kinds without pod specs (CRDs, RBAC, ConfigMaps...) are not composed.
+    """Every document of every source. A document whose type its text proves is composed only
+    when its value is asked for: the engine asks for those that may hold pod specs (or nodes,
+    for policy-drift), so CRDs, RBAC, ConfigMaps... are never composed."""
     return {
-        source.name: read_stream(source.text, source.name, lazy_types=_never_holds_pods)
+        source.name: read_stream(source.text, source.name, lazy_types=_any_type)
         for source in sources
     }
 
 
-def _never_holds_pods(api_version: str, kind: str) -> bool:
-    return not may_hold_pods(api_version, kind)
+def _any_type(api_version: str, kind: str) -> bool:
+    return True
 
 
 def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineResult:
@@ -213,7 +215,7 @@ def _candidate_pods(
     for source, docs in documents.items():
         for document in docs:
             known = document.resource_type
-            if known is not None and not may_hold_pods(*known):
+            if known is not None and not may_hold_pods(*known, extra_paths):
                 continue
             if document.value is None:
                 continue
@@ -246,6 +248,7 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
         (name, document, source)
         for name, docs in documents.items()
         for document in docs
+        if document.resource_type is None or may_describe_nodes(*document.resource_type)
         if document.value is not None
         for source in node_sources(document.value)
     ]

@@ -97,6 +97,12 @@ class ClusterShape:
     tolerations: Mapping[Platform, tuple[Toleration, ...]]
 
 
+def may_describe_nodes(api_version: str, kind: str) -> bool:
+    """False when a resource of this type is neither a Node, a NodePool nor a List of them: a
+    reader need not compose it to look for nodes."""
+    return kind in ("Node", "NodePool") or kind.endswith("List")
+
+
 def node_sources(document: object) -> list[NodeSource]:
     """Every Node and Karpenter NodePool in a document (a resource or a ``kind: List``)."""
     return list(_walk(document, ()))

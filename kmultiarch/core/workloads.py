@@ -53,13 +53,19 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
 }
 
 
-def may_hold_pods(api_version: str, kind: str) -> bool:
-    """False when no resource of this type can hold a pod spec kmultiarch handles: a reader
-    need not even compose such a document. Lists (``kind: List``, ``PodList``...) may."""
+def may_hold_pods(
+    api_version: str,
+    kind: str,
+    extra_paths: Mapping[tuple[str, str], tuple[Path, ...]] | None = None,
+) -> bool:
+    """False when no resource of this type can hold a pod spec kmultiarch handles (the built-in
+    table, or ``extra_paths`` from the policy's ``podSpecs``): a reader need not even compose
+    such a document. Lists (``kind: List``, ``PodList``...) may."""
     group = api_version.rpartition("/")[0] if "/" in api_version else ""
     return (
         (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
+        or (extra_paths is not None and (group, kind) in extra_paths)
         or kind.endswith("List")
     )
 
