@@ -319,11 +319,26 @@ class WorkloadEntry:
         return self.resource.display_name
 
 
+@dataclass(frozen=True)
+class UpgradeSuggestion:
+    """``report --suggest-upgrades``: for an image lacking cluster platforms, the nearest newer
+    tag that has them (``tag``, ``reference``, ``platforms``), or ``note`` saying why none."""
+
+    image: str
+    lacking: tuple[str, ...]
+    tag: str | None
+    reference: str | None
+    platforms: tuple[str, ...]
+    note: str = ""
+
+
 @dataclass
 class Inventory:
     images: list[ImageEntry]
     workloads: list[WorkloadEntry]
     cluster: tuple[str, ...]
+    #: Set by ``--suggest-upgrades`` only (None: not asked for).
+    upgrades: list[UpgradeSuggestion] | None = None
 
     def summary(self) -> dict[str, int]:
         counts = {
@@ -450,6 +465,7 @@ __all__ = [
     "ImageEntry",
     "Inventory",
     "PodVerdict",
+    "UpgradeSuggestion",
     "WorkloadEntry",
     "check",
     "inventory",

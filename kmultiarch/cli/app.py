@@ -280,14 +280,23 @@ def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -
     show_default=True,
     help="html: one self-contained page.",
 )
+@click.option(
+    "--suggest-upgrades",
+    is_flag=True,
+    help="For each image lacking a cluster platform, look for the nearest newer version tag "
+    "(from the registry's tag list) that has it.",
+)
 @lock_options
 @resolver_options
-def report(options: RunOptions, paths: tuple[str, ...], output: str) -> int:
-    """Every image in the manifests with its platforms and the workloads using it; how many
-    workloads are multi-arch, arm64-only, amd64-only or unresolvable."""
+def report(options: RunOptions, paths: tuple[str, ...], output: str, suggest_upgrades: bool) -> int:
+    """Every image in the manifests (or in `kubectl get pods -A -o yaml`) with its platforms
+    and the workloads using it; how many workloads are multi-arch, arm64-only, amd64-only or
+    unresolvable."""
     from kmultiarch.cli.commands.report import report_images
 
-    return report_images(options, list(paths), output)
+    if suggest_upgrades and options.offline:
+        raise click.UsageError("--suggest-upgrades lists tags at the registry: not with --offline")
+    return report_images(options, list(paths), output, suggest_upgrades)
 
 
 @cli.command()

@@ -6,7 +6,7 @@ import json
 from html import escape
 from typing import Any
 
-from kmultiarch.assess.assessment import ImageEntry, Inventory, WorkloadEntry
+from kmultiarch.assess.assessment import ImageEntry, Inventory, UpgradeSuggestion, WorkloadEntry
 from kmultiarch.output import display_path, table
 from kmultiarch.version import __version__
 
@@ -58,8 +58,53 @@ def format_text(inventory: Inventory, generated: str) -> str:
     lines += [
         "  " + line for line in table(workload_rows, ("WORKLOAD", "CATEGORY", "RUNS ON", "SOURCE"))
     ]
+    if inventory.upgrades is not None:
+        lines += ["", "Upgrades (nearest newer tag with the platforms an image lacks)"]
+        lines += [f"  {_upgrade_text(upgrade)}" for upgrade in inventory.upgrades] or [
+            "  every image runs on every cluster platform"
+        ]
     lines += ["", f"cluster platforms: {', '.join(inventory.cluster)}; generated {generated}"]
     return "\n".join(lines) + "\n"
+
+
+def _upgrade_text(upgrade: UpgradeSuggestion) -> str:
+    lacks = f"{upgrade.image} lacks {', '.join(upgrade.lacking)}"
+    if upgrade.tag is None:
+        return f"{lacks}: {upgrade.note}"
+    return f"{lacks}: {upgrade.reference} runs on {', '.join(upgrade.platforms)}"
+
+
+def _upgrades_html(inventory: Inventory) -> str:
+    if inventory.upgrades is None:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(upgrade.image)}</code></td>"
+        f"<td>{escape(', '.join(upgrade.lacking))}</td>"
+        f"<td>{_upgrade_cell(upgrade)}</td></tr>"
+        for upgrade in inventory.upgrades
+    )
+    return (
+        f'<h2>Upgrades ({len(inventory.upgrades)})</h2>\n<table id="upgrades">\n'
+        "<thead><tr><th>Image</th><th>Lacks</th><th>Nearest newer tag with it</th></tr></thead>"
+        f"\n<tbody>{rows}</tbody>\n</table>\n"
+    )
+
+
+def _upgrade_cell(upgrade: UpgradeSuggestion) -> str:
+    if upgrade.reference is None:
+        return f'<span class="muted">{escape(upgrade.note)}</span>'
+    return f"<code>{escape(upgrade.reference)}</code> ({escape(', '.join(upgrade.platforms))})"
+
+
+def _upgrade_json(upgrade: UpgradeSuggestion) -> dict[str, Any]:
+    return {
+        "image": upgrade.image,
+        "lacking": list(upgrade.lacking),
+        "tag": upgrade.tag,
+        "reference": upgrade.reference,
+        "platforms": list(upgrade.platforms),
+        "note": upgrade.note or None,
+    }
 
 
 def _platforms_text(image: ImageEntry) -> str:
@@ -79,6 +124,8 @@ def format_json(inventory: Inventory, generated: str) -> str:
         "images": [_image_json(image) for image in inventory.images],
         "workloads": [_workload_json(workload) for workload in inventory.workloads],
     }
+    if inventory.upgrades is not None:
+        document["upgrades"] = [_upgrade_json(upgrade) for upgrade in inventory.upgrades]
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -206,7 +253,7 @@ def format_html(inventory: Inventory, generated: str) -> str:
 <th>Source</th></tr></thead>
 <tbody>{workload_rows}</tbody>
 </table>
-</main>
+{_upgrades_html(inventory)}</main>
 </body>
 </html>
 """

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
-from support.manifests import write_policy
+from support.manifests import deployment, image, write_policy
 
 DEPLOYMENT_CONFIG = """\
 apiVersion: apps.openshift.io/v1
@@ -162,3 +162,44 @@ def test_report_on_running_pods_resolves_the_digest_they_run(
         "shop",
         "multi-arch",
     )
+
+
+def test_report_suggests_the_nearest_newer_tag_with_the_missing_platform(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    manifest = tmp_path / "apps.yaml"
+    manifest.write_text(
+        "---\n".join(
+            [
+                deployment("old", ["registry.test/upgrades/app:1.0"]),
+                deployment("fine", [image(registry, "multiarch-oci")]),
+                deployment("stuck", [image(registry, "two-tags-1.0")]),
+            ]
+        )
+    )
+    args = ["report", "--suggest-upgrades", "--config", str(config), str(manifest)]
+    result = run_kmultiarch([*args, "-o", "json"], env=env)
+    assert result.returncode == 0, result.stderr
+    upgrades = {entry["image"]: entry for entry in result.json()["upgrades"]}
+    assert set(upgrades) == {"registry.test/upgrades/app:1.0", "registry.test/two-tags:1.0"}
+    old = upgrades["registry.test/upgrades/app:1.0"]
+    # 1.1 is amd64-only and 1.2-alpine another variant: 1.3 is the nearest with arm64
+    assert (old["lacking"], old["tag"], old["reference"]) == (
+        ["linux/arm64"],
+        "1.3",
+        "registry.test/upgrades/app:1.3",
+    )
+    assert old["platforms"] == list(registry.images["upgrades-1.3"].platforms)
+    stuck = upgrades["registry.test/two-tags:1.0"]
+    assert (stuck["tag"], stuck["note"]) == (None, "no newer version tag")
+
+    text = run_kmultiarch(args, env=env)
+    assert (
+        "registry.test/upgrades/app:1.0 lacks linux/arm64: registry.test/upgrades/app:1.3 runs "
+        "on linux/amd64, linux/arm64" in text.stdout
+    )
+    plain = run_kmultiarch(
+        ["report", "-o", "json", "--config", str(config), str(manifest)], env=env
+    )
+    assert "upgrades" not in plain.json()

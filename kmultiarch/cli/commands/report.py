@@ -1,24 +1,68 @@
 """``kmultiarch report [PATH...]``: every image with its platforms and the workloads using it,
-and how many workloads are multi-arch, arm64-only, amd64-only or unresolvable."""
+and how many workloads are multi-arch, arm64-only, amd64-only or unresolvable; with
+``--suggest-upgrades``, the nearest newer tag of each image that lacks a cluster platform."""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
-from kmultiarch.assess.assessment import inventory
+from kmultiarch.assess.assessment import Inventory, UpgradeSuggestion, inventory
 from kmultiarch.cli.pipeline import generated_at, resolve_and_run
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.upgrades import lacking_platforms
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.report import FORMATTERS
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
+    from kmultiarch.core.policy import Policy
 
 
-def report_images(options: RunOptions, paths: list[str], output: str) -> int:
+def report_images(
+    options: RunOptions, paths: list[str], output: str, suggest_upgrades: bool = False
+) -> int:
     policy = options.load_policy()
     sources = collect_inputs(paths)
     result = resolve_and_run(options, sources, policy, edit=False)
-    sys.stdout.write(FORMATTERS[output](inventory(result, policy), generated_at()))
+    found = inventory(result, policy)
+    if suggest_upgrades:
+        found.upgrades = _upgrades(options, policy, found)
+    sys.stdout.write(FORMATTERS[output](found, generated_at()))
     sys.stdout.flush()
     return 0
+
+
+def _upgrades(options: RunOptions, policy: Policy, found: Inventory) -> list[UpgradeSuggestion]:
+    from kmultiarch.resolve.upgrades import suggest_upgrades
+
+    lacking: dict[ImageRef, tuple[Platform, ...]] = {}
+    for image in found.images:
+        if image.platforms is None:
+            continue
+        missing = lacking_platforms(
+            (Platform.parse(text) for text in image.platforms), policy.platforms
+        )
+        if missing:
+            lacking[ImageRef.parse(image.reference)] = missing
+    if not lacking:
+        return []
+    cache = options.open_cache()
+    try:
+        upgrades = suggest_upgrades(options.resolver(policy, cache), lacking)
+    finally:
+        cache.close()
+    return [
+        UpgradeSuggestion(
+            str(reference),
+            tuple(str(p) for p in upgrade.lacking),
+            upgrade.tag,
+            str(ImageRef(reference.registry, reference.repository, upgrade.tag))
+            if upgrade.tag
+            else None,
+            tuple(sorted(str(p) for p in upgrade.platforms)),
+            upgrade.note,
+        )
+        for reference, upgrade in upgrades.items()
+    ]
