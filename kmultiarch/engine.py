@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kmultiarch.core.annotate import annotation_operations
 from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
 from kmultiarch.core.findings import (
     POLICY_DRIFT,
@@ -199,7 +200,17 @@ def run_documents(
         pods.append(decided)
         findings.extend(_findings_for(decided, severity))
         if decided.plan is not None and decided.status == "changed":
-            outcomes[pod.source][pod.document_index].operations.extend(decided.plan.operations)
+            outcome = outcomes[pod.source][pod.document_index]
+            outcome.operations.extend(decided.plan.operations)
+            if policy.annotate:
+                outcome.operations.extend(
+                    annotation_operations(
+                        outcome.document.value,
+                        pod.target.path,
+                        decided.plan.supported,
+                        policy.platforms,
+                    )
+                )
     findings.extend(drift_findings(documents, policy))
     result = EngineResult(sources, outcomes, pods, findings, resolutions)
     if edit:

@@ -117,6 +117,7 @@ class Policy:
     registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
     lock: Path | None = None
     pod_specs: tuple[PodSpecLocation, ...] = ()
+    annotate: bool = False
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -167,6 +168,7 @@ SPEC_KEYS = frozenset(
         "registries",
         "lock",
         "podSpecs",
+        "annotate",
     }
 )
 
@@ -205,6 +207,7 @@ def policy_from_spec(
         registries=_registries(spec.get("registries"), source, base_dir),
         lock=_relative_to(source, lock, base_dir) if lock else None,
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
+        annotate=_flag(spec, "annotate", source),
         source=source,
     )
 
@@ -334,6 +337,13 @@ def _overrides(value: object, source: str) -> tuple[Override, ...]:
         platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
         overrides.append(Override(image, frozenset(platforms)))
     return tuple(overrides)
+
+
+def _flag(spec: Mapping[str, object], key: str, source: str) -> bool:
+    value = spec.get(key, False)
+    if not isinstance(value, bool):
+        raise PolicyError(f"{source}: spec.{key}: expected true or false, got {value!r}")
+    return value
 
 
 def _pod_specs(value: object, source: str) -> tuple[PodSpecLocation, ...]:

@@ -39,6 +39,7 @@ _CONFIGMAP_STRUCTURED = {
     "overrides": "overrides",
     "registries": "registries",
     "podSpecs": "podSpecs",
+    "annotate": "annotate",
 }
 _CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
 

@@ -203,3 +203,23 @@ def test_report_suggests_the_nearest_newer_tag_with_the_missing_platform(
         ["report", "-o", "json", "--config", str(config), str(manifest)], env=env
     )
     assert "upgrades" not in plain.json()
+
+
+def test_annotate_from_a_configmap_function_config(
+    registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    item = yaml.safe_load(deployment("web", [image(registry, "single-docker-amd64")]))
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kmultiarch"},
+        "data": {
+            "annotate": "true",
+            "registries": json.dumps({"registry.test": {"mirror": registry.url}}),
+        },
+    }
+    krm = run_kmultiarch(["fn"], env=env, stdin=resource_list([item], configmap))
+    assert krm.returncode == 0, krm.stderr
+    (out,) = yaml.safe_load(krm.stdout)["items"]
+    annotations = out["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {"kmultiarch.dev/platforms": "linux/amd64"}

@@ -366,3 +366,10 @@ def test_pod_specs_are_json_pointers_grouped_by_api_group() -> None:
 def test_bad_pod_specs_name_the_entry(entry: str, message: str) -> None:
     with pytest.raises(PolicyError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_policy_text(_spec(f"podSpecs: {entry}\n"), "p.yaml")
+
+
+def test_annotate_is_a_boolean() -> None:
+    assert parse_policy_text(_spec("annotate: true\n"), "p.yaml").annotate is True
+    assert Policy().annotate is False
+    with pytest.raises(PolicyError, match=r"p.yaml: spec.annotate: expected true or false"):
+        parse_policy_text(_spec("annotate: 'yes'\n"), "p.yaml")

@@ -1,0 +1,86 @@
+"""``spec.annotate``: the pod template kmultiarch changed says on which platforms it was judged
+to run (``kmultiarch.dev/platforms: linux/amd64,linux/arm64``), so that whoever reads the
+workload in the cluster sees why it got its tolerations and affinity.
+
+Only pods whose scheduling fields change are annotated: an unchanged pod keeps its text, and a
+second run changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kmultiarch.core.patch import json_pointer
+from kmultiarch.core.platform import Platform
+
+PLATFORMS_ANNOTATION = "kmultiarch.dev/platforms"
+
+Path = tuple[str | int, ...]
+
+
+def template_path(pod_path: Path) -> Path:
+    """The mapping whose ``metadata.annotations`` belong to the pod at ``pod_path``: the pod
+    template holding the pod spec (``.../template`` for ``.../template/spec``; the Pod for
+    ``spec``), or an Argo Workflows template itself (a list item: it carries its own
+    ``metadata``)."""
+    if pod_path and isinstance(pod_path[-1], int):
+        return pod_path
+    return pod_path[:-1]
+
+
+def platforms_value(supported: frozenset[Platform], cluster: Sequence[Platform]) -> str:
+    """The supported platforms in the policy's order, comma-separated without spaces."""
+    return ",".join(str(platform) for platform in cluster if platform in supported)
+
+
+def annotation_operations(
+    document: object, pod_path: Path, supported: frozenset[Platform], cluster: Sequence[Platform]
+) -> list[dict[str, object]]:
+    """RFC 6902 operations that set the platforms annotation on the pod's template."""
+    value = platforms_value(supported, cluster)
+    path = template_path(pod_path)
+    template = _get(document, path)
+    if not isinstance(template, Mapping):
+        return []
+    metadata = template.get("metadata")
+    if not isinstance(metadata, Mapping):
+        op = "replace" if "metadata" in template else "add"
+        return [
+            {
+                "op": op,
+                "path": json_pointer((*path, "metadata")),
+                "value": {"annotations": {PLATFORMS_ANNOTATION: value}},
+            }
+        ]
+    annotations = metadata.get("annotations")
+    if not isinstance(annotations, Mapping):
+        op = "replace" if "annotations" in metadata else "add"
+        return [
+            {
+                "op": op,
+                "path": json_pointer((*path, "metadata", "annotations")),
+                "value": {PLATFORMS_ANNOTATION: value},
+            }
+        ]
+    if annotations.get(PLATFORMS_ANNOTATION) == value:
+        return []
+    return [
+        {
+            "op": "replace" if PLATFORMS_ANNOTATION in annotations else "add",
+            "path": json_pointer((*path, "metadata", "annotations", PLATFORMS_ANNOTATION)),
+            "value": value,
+        }
+    ]
+
+
+def _get(value: object, path: Path) -> object:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(value, list) or part >= len(value):
+                return None
+            value = value[part]
+        elif isinstance(value, Mapping):
+            value = value.get(part)
+        else:
+            return None
+    return value
