@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from streams import deployments_only, mixed_stream  # noqa: E402
+from support.corpus import corpus_dir  # noqa: E402
 from support.latency_proxy import LatencyProxy  # noqa: E402
 from support.registry import RegistryServer  # noqa: E402
 from support.seed import (  # noqa: E402
@@ -267,7 +268,37 @@ def warm_benchmarks(
                 args.repeat, lambda command=libyaml: measured(command, env=env)[0]
             )
         results[str(resources)] = entry
+    corpus = corpus_benchmark(work, env, args)
+    if corpus is not None:
+        results["corpus"] = corpus
     return results
+
+
+def corpus_benchmark(
+    work: Path, env: dict[str, str], args: argparse.Namespace
+) -> dict[str, float] | None:
+    """The real-world corpus (../shared/corpus: 41 rendered charts and manifests) in one warm
+    run: every image declared multi-arch by an override, so no lookup is made."""
+    directory = corpus_dir()
+    if directory is None:
+        print("benchmarks: ../shared/corpus not found; corpus case skipped", file=sys.stderr)
+        return None
+    files = [str(path) for path in sorted(directory.glob("*.yaml")) if "duplicate" not in path.name]
+    policy = work / "corpus-policy.yaml"
+    policy.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n  overrides:\n"
+        "  - {image: '*', platforms: [linux/amd64, linux/arm64]}\n"
+    )
+    command = ["kmultiarch", "mutate", "--no-cache", "--config", str(policy), *files]
+    measured(command, env=env)
+    print(f"warm: corpus ({len(files)} files) ...", file=sys.stderr)
+    runs = [measured(command, env=env) for _ in range(args.repeat)]
+    return {
+        "files": len(files),
+        "bytes": sum(Path(name).stat().st_size for name in files),
+        "kmultiarch warm": statistics.median(r[0] for r in runs),
+        "kmultiarch peak RSS MB": max(r[1] for r in runs) / 1024,
+    }
 
 
 def startup_benchmark(env: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
@@ -304,6 +335,13 @@ def report(results: dict[str, object]) -> None:
     print("| stream | size | kmultiarch | peak RSS | ruamel round trip | ratio | libyaml compose |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for resources, entry in warm.items():
+        if resources == "corpus":
+            print(
+                f"| real-world corpus ({entry['files']} files) | {entry['bytes'] / 1e6:.2f} MB | "
+                f"{entry['kmultiarch warm']:.2f} s | {entry['kmultiarch peak RSS MB']:.0f} MB "
+                "| - | - | - |"
+            )
+            continue
         ruamel = entry.get("ruamel round trip")
         ratio = f"{entry['kmultiarch warm'] / ruamel:.3f}x" if ruamel else "-"
         libyaml = entry.get("libyaml compose")
@@ -322,19 +360,23 @@ def report(results: dict[str, object]) -> None:
     )
     targets = [
         ("cold <= 0.03x the one-liner", timings["kmultiarch, cold cache"] / baseline <= 0.03),
-        ("cold <= 4 round trips above warm", above <= 4),
+        ("cold <= 6 round trips above warm", above <= 6),
         (
-            "warm 2,000 <= 0.2x ruamel round trip",
-            warm["2000"]["kmultiarch warm"] / warm["2000"]["ruamel round trip"] <= 0.2,
+            "warm 2,000 <= 0.05x ruamel round trip",
+            warm["2000"]["kmultiarch warm"] / warm["2000"]["ruamel round trip"] <= 0.05,
         ),
         ("start-up within 0.15 s of python -c pass", overhead <= 0.15),
     ]
     if "20000" in warm:
-        targets.append(("20,000 resources warm < 10 s", warm["20000"]["kmultiarch warm"] < 10))
+        targets.append(("20,000 resources warm < 3 s", warm["20000"]["kmultiarch warm"] < 3))
         targets.append(
             ("20,000 resources peak < 600 MB", warm["20000"]["kmultiarch peak RSS MB"] < 600)
         )
-    print("### Targets (issue 6)\n")
+    if "corpus" in warm:
+        corpus = warm["corpus"]
+        targets.append(("corpus warm < 0.6 s", corpus["kmultiarch warm"] < 0.6))
+        targets.append(("corpus peak < 120 MB", corpus["kmultiarch peak RSS MB"] < 120))
+    print("### Targets (issues 6 and 17)\n")
     for name, met in targets:
         print(f"- [{'x' if met else ' '}] {name}")
 

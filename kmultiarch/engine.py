@@ -7,7 +7,7 @@ returns data: new document texts, per-pod outcomes and findings; it never prints
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -137,21 +137,36 @@ class EngineResult:
 
     def stream(self) -> str:
         """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
-        return join_sources([self.output_of(source.name) for source in self.sources])
+        return "".join(self.stream_chunks())
+
+    def stream_chunks(self) -> Iterator[str]:
+        """:meth:`stream` a document at a time, so that a large output is written without being
+        built whole (one non-Latin-1 character makes a Python string four bytes a character)."""
+        started = False
+        ends_with_newline = True
+        for source in self.sources:
+            texts = [outcome.text for outcome in self.documents[source.name]]
+            if all(not text.strip() for text in texts):
+                continue
+            if started:
+                if not ends_with_newline:
+                    yield "\n"
+                if not _starts_with_marker(texts):
+                    yield "---\n"
+            started = True
+            for text in texts:
+                if text:
+                    ends_with_newline = text.endswith("\n")
+                    yield text
 
 
-def join_sources(texts: Iterable[str]) -> str:
-    parts: list[str] = []
+def _starts_with_marker(texts: list[str]) -> bool:
+    head = ""
     for text in texts:
-        if not text.strip():
-            continue
-        if parts:
-            if not parts[-1].endswith("\n"):
-                parts.append("\n")
-            if not text.startswith("---"):
-                parts.append("---\n")
-        parts.append(text)
-    return "".join(parts)
+        head += text[:3]
+        if len(head) >= 3:
+            break
+    return head.startswith("---")
 
 
 def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocument]]:

@@ -30,7 +30,8 @@ def mutate(options: RunOptions, paths: list[str], output: str, in_place: bool) -
         for name in result.changed_sources():
             write_atomically(name, result.output_of(name))
     else:
-        sys.stdout.write(result.stream())
+        for chunk in result.stream_chunks():
+            sys.stdout.write(chunk)
     sys.stdout.flush()
     if not options.quiet:
         from kmultiarch.cli.session import note
