@@ -7,13 +7,14 @@ returns data: new document texts, per-pod outcomes and findings; it never prints
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kmultiarch.core.annotate import annotation_operations
 from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
 from kmultiarch.core.findings import (
+    FALLBACK_PLATFORMS,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
@@ -213,7 +214,7 @@ def run_documents(
     for pod in candidates:
         decided = _decide(pod, policy, resolutions)
         pods.append(decided)
-        findings.extend(_findings_for(decided, severity))
+        findings.extend(_findings_for(decided, severity, policy.fallback_platforms))
         if decided.plan is not None and decided.status == "changed":
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations.extend(decided.plan.operations)
@@ -329,10 +330,22 @@ def _decide(
         for image in images
         if image.problem or image.resolution is None or not image.resolution.ok
     ]
-    if unresolved:
+    # spec.fallbackPlatforms stands in for images the registry could not answer for, never for
+    # references that do not parse, and never under failurePolicy: Fail.
+    fallback = frozenset(policy.fallback_platforms) if policy.failure_policy == "Ignore" else None
+    if unresolved and (
+        not fallback or any(image.problem or image.resolution is None for image in unresolved)
+    ):
         return _replace(pod, images=images, status="unresolved")
-    image_platforms = [_platforms(image) for image in images]
-    supported = supported_platforms(image_platforms, policy.platforms)
+    image_platforms = [
+        _platforms(image) if image.resolution is not None and image.resolution.ok else fallback
+        for image in images
+        # Metadata-only images (OLM bundles, artifacts) run wherever the pod runs.
+        if not (image.resolution is not None and image.resolution.metadata_only)
+    ]
+    supported = supported_platforms(
+        [platforms for platforms in image_platforms if platforms is not None], policy.platforms
+    )
     plan = plan_pod_with_inherited(
         pod.target.spec, pod.target.inherited, pod.target.path, supported, policy
     )
@@ -340,6 +353,15 @@ def _decide(
         "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
     )
     return _replace(pod, images=images, status=status, plan=plan)
+
+
+def _platforms_text(image: ImageOutcome, fallback: Sequence[Platform]) -> str:
+    resolution = image.resolution
+    if resolution is not None and resolution.metadata_only:
+        return "metadata-only"
+    if resolution is not None and not resolution.ok:
+        return f"{format_platforms(set(fallback))} (fallback)"
+    return format_platforms(_platforms(image))
 
 
 def _platforms(image: ImageOutcome) -> frozenset[Platform]:
@@ -353,7 +375,9 @@ def _replace(pod: PodOutcome, **changes: Any) -> PodOutcome:
     return replace(pod, **changes)
 
 
-def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
+def _findings_for(
+    pod: PodOutcome, severity: Severity, fallback: Sequence[Platform] = ()
+) -> list[Finding]:
     base: dict[str, Any] = {
         "source": pod.source,
         "document_index": pod.document_index,
@@ -382,10 +406,28 @@ def _findings_for(pod: PodOutcome, severity: Severity) -> list[Finding]:
                     **base,
                 )
             )
-    elif pod.status == "conflict" and pod.plan is not None:
+    if pod.status in ("changed", "unchanged", "conflict"):
+        for image in pod.images:
+            if image.resolution is None or image.resolution.ok:
+                continue
+            findings.append(
+                Finding(
+                    FALLBACK_PLATFORMS,
+                    "warning",
+                    unresolved_image_message(
+                        image.container.image, image.container.name, image.failure_reason or ""
+                    )
+                    + "; taken to run on "
+                    + ", ".join(str(p) for p in fallback)
+                    + " (spec.fallbackPlatforms)",
+                    field_path=format_field_path((*image.container.path, "image")),
+                    image=image.container.image,
+                    **base,
+                )
+            )
+    if pod.status == "conflict" and pod.plan is not None:
         detail = "; ".join(
-            f"{image.container.image}: {format_platforms(_platforms(image))}"
-            for image in pod.images
+            f"{image.container.image}: {_platforms_text(image, fallback)}" for image in pod.images
         )
         for problem in pod.plan.problems:
             findings.append(

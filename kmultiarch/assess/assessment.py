@@ -10,6 +10,8 @@ Rules of ``check`` (each problem names one):
 ``scheduling-conflict``   the pod's nodeSelector or affinity contradicts its images
 ``unresolved-image``      an image's platforms could not be resolved (an error under
                           ``failurePolicy: Fail``, else a warning)
+``fallback-platforms``    an unresolvable image was taken to run on spec.fallbackPlatforms
+                          (a warning)
 ``policy-drift``          a Karpenter NodePool in the stream offers a platform or a taint
                           the policy lacks (a warning)
 ========================  ===============================================================
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from yaml.nodes import MappingNode, SequenceNode
 
 from kmultiarch.core.findings import (
+    FALLBACK_PLATFORMS,
     NEEDS_SCHEDULING,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
@@ -121,7 +124,9 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
             verdict = _verdict(pod, located, policy)
             pods.append(verdict)
             problems.extend(_problems(pod, verdict, unresolved_level))
-    problems.extend(finding for finding in result.findings if finding.rule == POLICY_DRIFT)
+    problems.extend(
+        finding for finding in result.findings if finding.rule in (POLICY_DRIFT, FALLBACK_PLATFORMS)
+    )
     diffs = unified_diffs(result) if with_diff else {}
     return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
 
@@ -412,7 +417,8 @@ def _workload_entry(
     platform_sets = [r.platforms for r in resolved if r is not None and r.ok]
     if len(platform_sets) != len(resolved):
         return entry("unresolvable")
-    supported = supported_platforms(platform_sets, candidates)
+    # metadata-only images (empty sets) run wherever the pod runs
+    supported = supported_platforms([p for p in platform_sets if p], candidates)
     architectures = list(dict.fromkeys(p.architecture for p in candidates if p in supported))
     if not architectures:
         category = "no-common-platform"

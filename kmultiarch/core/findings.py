@@ -41,6 +41,7 @@ class Rule:
 
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
+FALLBACK_PLATFORMS = "fallback-platforms"
 POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
@@ -61,6 +62,14 @@ RULES: dict[str, Rule] = {
             "No node platform of the cluster runs every image of the pod",
             "Use images built for a common platform (a multi-arch build), or add the platform "
             "they share to spec.platforms of the policy if the cluster has such nodes.",
+        ),
+        Rule(
+            FALLBACK_PLATFORMS,
+            "FallbackPlatforms",
+            "An image whose platforms could not be resolved was taken to run on "
+            "spec.fallbackPlatforms",
+            "Check that the image exists and that the registry is reachable; declare its "
+            "platforms under spec.overrides, or lock them (`kmultiarch lock`), to stop guessing.",
         ),
         Rule(
             POLICY_DRIFT,

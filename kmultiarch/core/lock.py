@@ -119,8 +119,10 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
             "regenerate the lock with kmultiarch lock"
         )
     raw_platforms = value.get("platforms")
-    if not isinstance(raw_platforms, list) or not raw_platforms:
-        raise LockFileError(f"{where}.platforms: expected a non-empty list like [linux/amd64]")
+    # An empty list is a metadata-only image (an OLM bundle, an OCI artifact): it runs nowhere
+    # by itself and does not narrow its pod.
+    if not isinstance(raw_platforms, list):
+        raise LockFileError(f"{where}.platforms: expected a list like [linux/amd64]")
     platforms = set()
     for position, item in enumerate(raw_platforms):
         try:

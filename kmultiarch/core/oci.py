@@ -24,6 +24,11 @@ DOCKER_SCHEMA1_SIGNED = "application/vnd.docker.distribution.manifest.v1+prettyj
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
 DOCKER_CONFIG = "application/vnd.docker.container.image.v1+json"
 
+OCI_EMPTY = "application/vnd.oci.empty.v1+json"
+IMAGE_CONFIG_TYPES = frozenset({OCI_CONFIG, DOCKER_CONFIG})
+#: Labels operator-sdk and opm put on OLM bundle images: ``FROM scratch`` images of manifests
+#: and metadata that OLM unpacks with a binary of its own; they run on any node.
+OLM_BUNDLE_LABEL_PREFIX = "operators.operatorframework.io.bundle."
 INDEX_TYPES = frozenset({OCI_INDEX, DOCKER_MANIFEST_LIST})
 IMAGE_TYPES = frozenset({OCI_MANIFEST, DOCKER_MANIFEST})
 SCHEMA1_TYPES = frozenset({DOCKER_SCHEMA1, DOCKER_SCHEMA1_SIGNED})
@@ -67,6 +72,10 @@ class ParsedManifest:
     media_type: str
     entries: tuple[IndexEntry, ...] = ()
     config_digest: str = ""
+    #: An OCI artifact, not a runnable image: it declares an ``artifactType``, or its config
+    #: is not an image config (the empty config ``application/vnd.oci.empty.v1+json``, a Helm
+    #: chart's, an SBOM's...). It has no platform and runs nowhere by itself.
+    artifact: bool = False
 
 
 def compute_digest(body: bytes, algorithm: str = "sha256") -> str:
@@ -103,8 +112,15 @@ def parse_manifest(body: bytes, content_type: str | None, *, source: str) -> Par
         config = document.get("config")
         if not isinstance(config, Mapping) or not isinstance(config.get("digest"), str):
             raise ManifestError(f"{source}: image manifest has no config digest")
+        config_type = config.get("mediaType")
+        artifact = bool(document.get("artifactType")) or (
+            isinstance(config_type, str) and config_type not in IMAGE_CONFIG_TYPES
+        )
         return ParsedManifest(
-            "image", media_type, config_digest=_checked_digest(config["digest"], source)
+            "image",
+            media_type,
+            config_digest=_checked_digest(config["digest"], source),
+            artifact=artifact,
         )
     raise ManifestError(
         f"{source}: unsupported manifest media type {media_type or '(none)'!r}; expected an OCI "
@@ -124,6 +140,17 @@ def parse_config_platform(body: bytes, *, source: str) -> Platform:
         )
     except InvalidPlatformError as exc:
         raise ManifestError(f"{source}: image config declares an invalid platform: {exc}") from exc
+
+
+def is_metadata_only_config(body: bytes, *, source: str) -> bool:
+    """Whether an image config is that of an OLM bundle image (labelled
+    ``operators.operatorframework.io.bundle.*``): metadata, not a program."""
+    document = _load_json_object(body, source=source, what="image config")
+    config = document.get("config")
+    labels = config.get("Labels") if isinstance(config, Mapping) else None
+    return isinstance(labels, Mapping) and any(
+        isinstance(key, str) and key.startswith(OLM_BUNDLE_LABEL_PREFIX) for key in labels
+    )
 
 
 def _index_entries(document: Mapping[str, object], *, source: str) -> tuple[IndexEntry, ...]:

@@ -118,6 +118,7 @@ class Policy:
     lock: Path | None = None
     pod_specs: tuple[PodSpecLocation, ...] = ()
     annotate: bool = False
+    fallback_platforms: tuple[Platform, ...] = ()
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -169,6 +170,7 @@ SPEC_KEYS = frozenset(
         "lock",
         "podSpecs",
         "annotate",
+        "fallbackPlatforms",
     }
 )
 
@@ -208,6 +210,13 @@ def policy_from_spec(
         lock=_relative_to(source, lock, base_dir) if lock else None,
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
+        fallback_platforms=tuple(
+            dict.fromkeys(
+                _platform_list(
+                    spec.get("fallbackPlatforms") or [], "spec.fallbackPlatforms", source
+                )
+            )
+        ),
         source=source,
     )
 

@@ -32,6 +32,12 @@ class Resolution:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def metadata_only(self) -> bool:
+        """Resolved, with no platform to run on: an OLM bundle image or an OCI artifact. Such
+        an image does not narrow where its pod runs."""
+        return self.error is None and not self.platforms
+
 
 #: The engine's view of a resolver: every distinct reference of a run in, an answer for each out.
 Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]

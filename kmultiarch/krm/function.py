@@ -28,7 +28,7 @@ STDIN = "<stdin>"
 
 #: ConfigMap ``data`` keys (strings) -> MultiArchPolicy spec keys. Lists are comma-separated;
 #: structured settings (tolerations, overrides, registries) are YAML or JSON strings.
-_CONFIGMAP_LISTS = {"platforms": "platforms"}
+_CONFIGMAP_LISTS = {"platforms": "platforms", "fallbackPlatforms": "fallbackPlatforms"}
 _CONFIGMAP_SCALARS = {
     "failurePolicy": "failurePolicy",
     "nodeAffinity": "nodeAffinity",

@@ -172,7 +172,9 @@ def format_sarif(result: CheckResult) -> str:
             "fullDescription": {"text": f"{rule.summary}. {rule.help}"},
             "help": {"text": rule.help},
             "defaultConfiguration": {
-                "level": "warning" if rule.id in ("unresolved-image", "policy-drift") else "error"
+                "level": "warning"
+                if rule.id in ("unresolved-image", "policy-drift", "fallback-platforms")
+                else "error"
             },
         }
         for rule in RULES.values()

@@ -21,6 +21,10 @@ SUMMARY_LABELS = {
 }
 
 
+#: How an image with no platform of its own (OLM bundle, OCI artifact) is shown.
+METADATA_ONLY = "metadata-only"
+
+
 def summary_items(inventory: Inventory) -> list[tuple[str, str, int]]:
     """(key, label, count): the fixed counts first, then any other ``<arch>-only``."""
     counts = inventory.summary()
@@ -108,7 +112,9 @@ def _upgrade_json(upgrade: UpgradeSuggestion) -> dict[str, Any]:
 
 
 def _platforms_text(image: ImageEntry) -> str:
-    return "unresolved (see below)" if image.platforms is None else ", ".join(image.platforms)
+    if image.platforms is None:
+        return "unresolved (see below)"
+    return ", ".join(image.platforms) or METADATA_ONLY
 
 
 def _error_text(image: ImageEntry) -> str:
@@ -134,6 +140,7 @@ def _image_json(image: ImageEntry) -> dict[str, Any]:
         "image": image.reference,
         "writtenAs": list(image.written_as),
         "platforms": list(image.platforms) if image.platforms is not None else None,
+        "metadataOnly": image.platforms == (),
         "digest": image.digest,
         "resolvedFrom": image.resolved_from,
         "error": image.error,
@@ -276,7 +283,9 @@ def _image_row(image: ImageEntry) -> str:
             f'<span class="muted">{escape(_error_text(image))}</span>'
         )
     else:
-        platforms = "".join(f'<span class="badge">{escape(p)}</span>' for p in image.platforms)
+        platforms = "".join(
+            f'<span class="badge">{escape(p)}</span>' for p in image.platforms or (METADATA_ONLY,)
+        )
     source = (
         f' <span class="muted">({escape(image.resolved_from)})</span>'
         if (image.resolved_from)

@@ -278,7 +278,9 @@ class ResolutionCache:
         try:
             media_type = value["mediaType"]
             platforms = frozenset(Platform.parse(item) for item in value["platforms"])
-            if not isinstance(media_type, str) or not platforms:
+            # An empty list is a metadata-only image (OLM bundle, artifact) only when the
+            # record says so; otherwise it is damage.
+            if not isinstance(media_type, str) or (not platforms and not value.get("metadataOnly")):
                 raise ValueError("empty platform record")
         except (KeyError, TypeError, ValueError, InvalidPlatformError) as exc:
             self.backend.warnings.append(f"cache entry {key!r} is corrupted ({exc}); ignoring it")
@@ -293,6 +295,8 @@ class ResolutionCache:
             "mediaType": media_type,
             "platforms": sorted(str(p) for p in platforms),
         }
+        if not platforms:
+            record["metadataOnly"] = True
         self.backend.set(_PLATFORMS_PREFIX + digest, record)
 
     def _drop(self, key: str) -> None:

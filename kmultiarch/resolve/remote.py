@@ -14,6 +14,7 @@ from kmultiarch.core.oci import (
     MAX_INDEX_DEPTH,
     ParsedManifest,
     compute_digest,
+    is_metadata_only_config,
     parse_config_platform,
     parse_manifest,
     verify_digest,
@@ -129,12 +130,17 @@ class _Lookup:
         depth: int,
     ) -> frozenset[Platform]:
         if manifest.kind == "image":
+            if manifest.artifact:
+                return frozenset()  # metadata-only: an artifact has no platform
             body = await self.client.get_blob(
                 endpoint, repository, manifest.config_digest, cap=MAX_CONFIG_BYTES, source=source
             )
             verify_digest(body, manifest.config_digest, source=f"{source} config")
+            if is_metadata_only_config(body, source=source):
+                return frozenset()  # metadata-only: an OLM bundle image
             return frozenset({parse_config_platform(body, source=source)})
         found: set[Platform] = set()
+        metadata_only = False
         children = []
         for entry in manifest.entries:
             if entry.platform is not None and entry.media_type in IMAGE_TYPES:
@@ -147,6 +153,9 @@ class _Lookup:
                 children.append(self._child(endpoint, repository, entry.digest, source, depth + 1))
         for platforms in await asyncio.gather(*children):
             found.update(platforms)
+            metadata_only = metadata_only or not platforms
+        if not found and metadata_only:
+            return frozenset()
         if not found:
             raise ManifestError(
                 f"{source}: the index lists no runnable platform (only attestations or unknown "

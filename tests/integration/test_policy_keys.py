@@ -223,3 +223,41 @@ def test_annotate_from_a_configmap_function_config(
     (out,) = yaml.safe_load(krm.stdout)["items"]
     annotations = out["spec"]["template"]["metadata"]["annotations"]
     assert annotations == {"kmultiarch.dev/platforms": "linux/amd64"}
+
+
+def test_metadata_only_images_in_report_cache_and_lock(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(
+        deployment(
+            "unpack",
+            ["registry.test/operators/demo-bundle:v0.1.0", "registry.test/artifacts/sbom:1.0"],
+        )
+    )
+    args = ["report", "--config", str(config), str(manifest)]
+    for attempt in ("cold", "cached"):
+        report = run_kmultiarch([*args, "-o", "json"], env=env)
+        assert report.returncode == 0, (attempt, report.stderr)
+        images = {entry["image"]: entry for entry in report.json()["images"]}
+        bundle = images["registry.test/operators/demo-bundle:v0.1.0"]
+        assert (bundle["platforms"], bundle["metadataOnly"], bundle["error"]) == ([], True, None)
+        assert images["registry.test/artifacts/sbom:1.0"]["metadataOnly"] is True
+        (workload,) = report.json()["workloads"]
+        assert workload["category"] == "multi-arch", attempt
+    assert "registry.test/artifacts/sbom:1.0" in run_kmultiarch(args, env=env).stdout
+    assert "metadata-only" in run_kmultiarch(args, env=env).stdout
+
+    lock = tmp_path / "kmultiarch.lock"
+    locked = run_kmultiarch(
+        ["lock", "--config", str(config), "-o", str(lock), str(manifest)], env=env
+    )
+    assert locked.returncode == 0, locked.stderr
+    assert "platforms: []" in lock.read_text()
+    offline = run_kmultiarch(
+        ["mutate", "--offline", "--lock", str(lock), "--config", str(config), str(manifest)],
+        env=env,
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert "value: arm64" in offline.stdout  # runs everywhere: tolerates the arm64 taint

@@ -82,6 +82,11 @@ def _platforms_in_registry(client: httpx.Client, repository: str, reference: str
     config = client.get(f"/v2/{repository}/blobs/{document['config']['digest']}")
     config.raise_for_status()
     assert sha256_digest(config.content) == document["config"]["digest"]
+    if "artifactType" in document or document["config"]["mediaType"].endswith("empty.v1+json"):
+        return set()  # an artifact: no platform
+    labels = config.json().get("config", {}).get("Labels") or {}
+    if any(key.startswith("operators.operatorframework.io.bundle.") for key in labels):
+        return set()  # an OLM bundle: metadata, no program
     return {_normalise(config.json())}
 
 

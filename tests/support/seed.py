@@ -318,6 +318,48 @@ def attestation_entry(subject: Manifest) -> IndexEntry:
     )
 
 
+#: The empty config of OCI artifacts (image-spec 1.1): the two bytes ``{}``.
+OCI_EMPTY = "application/vnd.oci.empty.v1+json"
+
+
+def olm_bundle_image(package: str) -> Manifest:
+    """An OLM bundle image as operator-sdk builds it: ``FROM scratch``, a layer of manifests
+    and metadata, a config labelled ``operators.operatorframework.io.bundle.*``. Its config
+    says linux/amd64 (the builder's platform), but it holds no program: kmultiarch must not
+    let it narrow the pod (OLM runs it with a copy binary of its own)."""
+    layer, diff_id = tiny_layer(f"bundle {package}", media_type=OCI_LAYER)
+    document = {
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {
+            "Labels": {
+                "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+                "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+                "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
+                "operators.operatorframework.io.bundle.package.v1": package,
+                "operators.operatorframework.io.bundle.channels.v1": "stable",
+            }
+        },
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+        "history": [{"created_by": "COPY manifests /manifests/"}],
+    }
+    return image_manifest(Blob(OCI_CONFIG, _json_bytes(document)), [layer])
+
+
+def oci_artifact(label: str) -> Manifest:
+    """An OCI 1.1 artifact: ``artifactType`` set, the empty config, one SPDX layer."""
+    config = Blob(OCI_EMPTY, b"{}")
+    layer = Blob("application/spdx+json", _json_bytes({"spdxVersion": "SPDX-2.3", "name": label}))
+    document = {
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "artifactType": "application/spdx+json",
+        "config": config.descriptor(),
+        "layers": [layer.descriptor()],
+    }
+    return Manifest(OCI_MANIFEST, _json_bytes(document), blobs=(config, layer))
+
+
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
@@ -630,6 +672,23 @@ def _build_catalogue() -> dict[str, SeededImage]:
             "tag 2.0: OCI index linux/amd64, linux/arm64",
             ("linux/amd64", "linux/arm64"),
             _oci_index_with_attestations("upgrades-2.0", [AMD64, ARM64_V8]),
+        ),
+        SeededImage(
+            "olm-bundle",
+            "operators/demo-bundle",
+            "v0.1.0",
+            "OLM bundle image: scratch, config linux/amd64 labelled "
+            "operators.operatorframework.io.bundle.*: metadata-only",
+            (),
+            olm_bundle_image("demo-operator"),
+        ),
+        SeededImage(
+            "oci-artifact",
+            "artifacts/sbom",
+            "1.0",
+            "OCI 1.1 artifact: artifactType application/spdx+json, empty config: metadata-only",
+            (),
+            oci_artifact("sbom"),
         ),
         SeededImage(
             "schema1",

@@ -425,3 +425,38 @@ def test_config_platform_raises_only_its_own_errors(body: bytes) -> None:
     except KmultiarchError:
         return
     assert Platform.parse(str(platform)) == platform
+
+
+def test_artifacts_and_olm_bundles_are_metadata_only() -> None:
+    import json as _json
+
+    from kmultiarch.core.oci import is_metadata_only_config, parse_manifest
+
+    config = {
+        "mediaType": "application/vnd.oci.empty.v1+json",
+        "digest": "sha256:" + "4" * 64,
+        "size": 2,
+    }
+    empty = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": config,
+        "layers": [],
+    }
+    assert parse_manifest(_json.dumps(empty).encode(), None, source="x").artifact
+    typed = {
+        **empty,
+        "artifactType": "application/spdx+json",
+        "config": {**config, "mediaType": "application/vnd.oci.image.config.v1+json"},
+    }
+    assert parse_manifest(_json.dumps(typed).encode(), None, source="x").artifact
+    image = {**empty, "config": {**config, "mediaType": "application/vnd.oci.image.config.v1+json"}}
+    assert not parse_manifest(_json.dumps(image).encode(), None, source="x").artifact
+    bundle = {
+        "os": "linux",
+        "architecture": "amd64",
+        "config": {"Labels": {"operators.operatorframework.io.bundle.package.v1": "p"}},
+    }
+    assert is_metadata_only_config(_json.dumps(bundle).encode(), source="x")
+    plain = {"os": "linux", "architecture": "amd64", "config": {"Labels": {"a": "b"}}}
+    assert not is_metadata_only_config(_json.dumps(plain).encode(), source="x")

@@ -373,3 +373,11 @@ def test_annotate_is_a_boolean() -> None:
     assert Policy().annotate is False
     with pytest.raises(PolicyError, match=r"p.yaml: spec.annotate: expected true or false"):
         parse_policy_text(_spec("annotate: 'yes'\n"), "p.yaml")
+
+
+def test_fallback_platforms() -> None:
+    policy = parse_policy_text(_spec("fallbackPlatforms: [linux/amd64, linux/amd64]\n"), "p.yaml")
+    assert policy.fallback_platforms == (AMD64,)
+    assert Policy().fallback_platforms == ()
+    with pytest.raises(PolicyError, match=r"spec.fallbackPlatforms\[0\]: invalid platform"):
+        parse_policy_text(_spec("fallbackPlatforms: [amd64]\n"), "p.yaml")
