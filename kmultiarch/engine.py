@@ -33,6 +33,12 @@ from kmultiarch.core.scheduling import (
     plan_pod_with_inherited,
     supported_platforms,
 )
+from kmultiarch.core.scope import (
+    NamespaceInfo,
+    is_enabled,
+    namespace_excluded_by_glob,
+    namespaces_in,
+)
 from kmultiarch.core.workloads import (
     ContainerImage,
     PodTarget,
@@ -239,6 +245,7 @@ def _candidate_pods(
 ) -> Iterable[PodOutcome]:
     """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
     extra_paths = policy.pod_spec_paths()
+    namespaces = _namespaces(documents) if _needs_namespaces(policy) else {}
     for source, docs in documents.items():
         for document in docs:
             known = document.resource_type
@@ -249,9 +256,7 @@ def _candidate_pods(
             for workload in find_workloads(document.value, extra_paths):
                 for target in workload.targets:
                     status: PodStatus = "unchanged"
-                    if workload.kind in policy.exclude.kinds or (
-                        workload.namespace and workload.namespace in policy.exclude.namespaces
-                    ):
+                    if _out_of_scope(workload, target, policy, namespaces):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
@@ -296,6 +301,48 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
             )
         )
     return findings
+
+
+def _needs_namespaces(policy: Policy) -> bool:
+    return policy.exclude.namespace_selector is not None or policy.mode == "optIn"
+
+
+def _namespaces(documents: Mapping[str, list[SourceDocument]]) -> dict[str, NamespaceInfo]:
+    """The Namespace documents of the stream, by name (the last one wins, as kubectl apply)."""
+    found: dict[str, NamespaceInfo] = {}
+    for docs in documents.values():
+        for document in docs:
+            known = document.resource_type
+            if known is not None and known != ("v1", "Namespace") and not known[1].endswith("List"):
+                continue
+            for namespace in namespaces_in(document.value):
+                found[namespace.name] = namespace
+    return found
+
+
+def _out_of_scope(
+    workload: Workload,
+    target: PodTarget,
+    policy: Policy,
+    namespaces: Mapping[str, NamespaceInfo],
+) -> bool:
+    """Excluded by kind, by a namespace name or glob, by the namespace selector (Namespaces of
+    the stream only), or, in optIn mode, not opted in."""
+    if workload.kind in policy.exclude.kinds:
+        return True
+    if namespace_excluded_by_glob(workload.namespace, policy.exclude.namespaces):
+        return True
+    namespace = namespaces.get(workload.namespace)
+    selector = policy.exclude.namespace_selector
+    if selector is not None and namespace is not None and selector.matches(namespace.labels):
+        return True
+    if policy.mode == "optIn":
+        return not is_enabled(
+            workload.annotations,
+            target.annotations,
+            namespace.annotations if namespace is not None else {},
+        )
+    return False
 
 
 def _parse_image(container: ContainerImage) -> ImageOutcome:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import canonical_registry
+from kmultiarch.core.scope import LabelSelector, parse_label_selector
 from kmultiarch.errors import InvalidPlatformError, PolicyError
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
@@ -79,8 +80,14 @@ class Override:
 
 @dataclass(frozen=True)
 class Exclusions:
-    namespaces: frozenset[str] = frozenset()
+    namespaces: frozenset[str] = frozenset()  # names or shell-style globs (kube-*)
     kinds: frozenset[str] = frozenset()
+    #: Evaluated on the Namespace documents of the stream.
+    namespace_selector: LabelSelector | None = None
+
+
+Mode = Literal["optOut", "optIn"]
+MODES: tuple[Mode, ...] = ("optOut", "optIn")
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,9 @@ class Policy:
     pod_specs: tuple[PodSpecLocation, ...] = ()
     annotate: bool = False
     fallback_platforms: tuple[Platform, ...] = ()
+    #: optIn: only pods annotated kmultiarch.dev/enabled: "true" (on the workload, its pod
+    #: template or its Namespace) are touched.
+    mode: Mode = "optOut"
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -171,6 +181,7 @@ SPEC_KEYS = frozenset(
         "podSpecs",
         "annotate",
         "fallbackPlatforms",
+        "mode",
     }
 )
 
@@ -210,6 +221,7 @@ def policy_from_spec(
         lock=_relative_to(source, lock, base_dir) if lock else None,
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
+        mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
         fallback_platforms=tuple(
             dict.fromkeys(
                 _platform_list(
@@ -388,14 +400,21 @@ def _exclusions(value: object, source: str) -> Exclusions:
         return Exclusions()
     if not isinstance(value, Mapping):
         raise PolicyError(f"{source}: spec.exclude: expected a mapping with namespaces and kinds")
-    _check_keys(value, {"namespaces", "kinds"}, "spec.exclude", source)
+    _check_keys(value, {"namespaces", "kinds", "namespaceSelector"}, "spec.exclude", source)
     lists = {}
     for key in ("namespaces", "kinds"):
         items = value.get(key) or []
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             raise PolicyError(f"{source}: spec.exclude.{key}: expected a list of strings")
         lists[key] = frozenset(items)
-    return Exclusions(lists["namespaces"], lists["kinds"])
+    selector = value.get("namespaceSelector")
+    return Exclusions(
+        lists["namespaces"],
+        lists["kinds"],
+        parse_label_selector(selector, "spec.exclude.namespaceSelector", source)
+        if selector is not None
+        else None,
+    )
 
 
 def _registries(

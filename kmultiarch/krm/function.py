@@ -33,6 +33,7 @@ _CONFIGMAP_SCALARS = {
     "failurePolicy": "failurePolicy",
     "nodeAffinity": "nodeAffinity",
     "lock": "lock",
+    "mode": "mode",
 }
 _CONFIGMAP_STRUCTURED = {
     "tolerations": "tolerations",
@@ -42,6 +43,8 @@ _CONFIGMAP_STRUCTURED = {
     "annotate": "annotate",
 }
 _CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
+#: A YAML or JSON label selector string.
+_CONFIGMAP_EXCLUDE_STRUCTURED = {"excludeNamespaceSelector": "namespaceSelector"}
 
 
 @dataclass
@@ -95,9 +98,15 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
     if not isinstance(data, Mapping):
         raise PolicyError(f"{source}: data: expected a mapping of strings")
     spec: dict[str, Any] = {}
-    exclude: dict[str, list[str]] = {}
+    exclude: dict[str, Any] = {}
     known = sorted(
-        [*_CONFIGMAP_LISTS, *_CONFIGMAP_SCALARS, *_CONFIGMAP_STRUCTURED, *_CONFIGMAP_EXCLUDE]
+        [
+            *_CONFIGMAP_LISTS,
+            *_CONFIGMAP_SCALARS,
+            *_CONFIGMAP_STRUCTURED,
+            *_CONFIGMAP_EXCLUDE,
+            *_CONFIGMAP_EXCLUDE_STRUCTURED,
+        ]
     )
     for key, value in data.items():
         if not isinstance(value, str):
@@ -108,6 +117,13 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
             spec[_CONFIGMAP_SCALARS[key]] = value.strip()
         elif key in _CONFIGMAP_EXCLUDE:
             exclude[_CONFIGMAP_EXCLUDE[key]] = _comma_list(value)
+        elif key in _CONFIGMAP_EXCLUDE_STRUCTURED:
+            try:
+                exclude[_CONFIGMAP_EXCLUDE_STRUCTURED[key]] = yaml.load(
+                    value, Loader=yaml.CSafeLoader
+                )
+            except yaml.YAMLError as exc:
+                raise PolicyError(f"{source}: data.{key}: not valid YAML/JSON: {exc}") from exc
         elif key in _CONFIGMAP_STRUCTURED:
             try:
                 spec[_CONFIGMAP_STRUCTURED[key]] = yaml.load(value, Loader=yaml.CSafeLoader)
@@ -125,7 +141,7 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
 
 
 def _spec_path_to_data_path(message: str, source: str) -> str:
-    for data_key, spec_key in _CONFIGMAP_EXCLUDE.items():
+    for data_key, spec_key in {**_CONFIGMAP_EXCLUDE, **_CONFIGMAP_EXCLUDE_STRUCTURED}.items():
         spec_path, data_path = f"{source}: spec.exclude.{spec_key}", f"{source}: data.{data_key}"
         message = message.replace(spec_path, data_path)
     return message.replace(f"{source}: spec.", f"{source}: data.", 1)

@@ -261,3 +261,46 @@ def test_metadata_only_images_in_report_cache_and_lock(
     )
     assert offline.returncode == 0, offline.stderr
     assert "value: arm64" in offline.stdout  # runs everywhere: tolerates the arm64 taint
+
+
+def test_scope_keys_from_a_configmap_function_config(
+    registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "ops", "labels": {"tier": "system"}},
+    }
+    excluded = yaml.safe_load(
+        deployment("a", [image(registry, "single-docker-amd64")], namespace="ops")
+    )
+    opted = yaml.safe_load(
+        deployment("b", [image(registry, "single-docker-amd64")], namespace="web")
+    )
+    opted["metadata"]["annotations"] = {"kmultiarch.dev/enabled": "true"}
+    not_opted = yaml.safe_load(
+        deployment("c", [image(registry, "single-docker-amd64")], namespace="web")
+    )
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kmultiarch"},
+        "data": {
+            "mode": "optIn",
+            "excludeNamespaceSelector": "matchLabels: {tier: system}",
+            "registries": json.dumps({"registry.test": {"mirror": registry.url}}),
+        },
+    }
+    # ops is opted in by its workload annotation too, but the selector excludes it first
+    excluded["metadata"]["annotations"] = {"kmultiarch.dev/enabled": "true"}
+    krm = run_kmultiarch(
+        ["fn"], env=env, stdin=resource_list([namespace, excluded, opted, not_opted], configmap)
+    )
+    assert krm.returncode == 0, krm.stderr
+    items = yaml.safe_load(krm.stdout)["items"]
+    changed = [
+        item["metadata"]["name"]
+        for item in items[1:]
+        if "affinity" in item["spec"]["template"]["spec"]
+    ]
+    assert changed == ["b"]
