@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclass_replace
 from typing import Any, Literal
 
 from kmultiarch.core.annotate import annotation_operations
@@ -25,6 +26,7 @@ from kmultiarch.core.findings import (
 )
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
+from kmultiarch.core.preferences import with_preferences
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.core.scheduling import (
@@ -396,6 +398,16 @@ def _decide(
     plan = plan_pod_with_inherited(
         pod.target.spec, pod.target.inherited, pod.target.path, supported, policy
     )
+    if policy.preferences and not plan.problems:
+        operations = with_preferences(
+            pod.target.spec,
+            pod.target.inherited,
+            pod.target.path,
+            plan.operations,
+            supported,
+            policy,
+        )
+        plan = dataclass_replace(plan, operations=tuple(operations))
     status: PodStatus = (
         "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
     )

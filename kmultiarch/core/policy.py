@@ -129,6 +129,9 @@ class Policy:
     #: optIn: only pods annotated kmultiarch.dev/enabled: "true" (on the workload, its pod
     #: template or its Namespace) are touched.
     mode: Mode = "optOut"
+    #: Platform -> weight (1-100) of a preferred node affinity term for pods that run on it
+    #: and elsewhere.
+    preferences: Mapping[Platform, int] = field(default_factory=dict)
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -182,6 +185,7 @@ SPEC_KEYS = frozenset(
         "annotate",
         "fallbackPlatforms",
         "mode",
+        "preferences",
     }
 )
 
@@ -222,6 +226,7 @@ def policy_from_spec(
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
+        preferences=_preferences(spec.get("preferences"), platforms, source),
         fallback_platforms=tuple(
             dict.fromkeys(
                 _platform_list(
@@ -358,6 +363,34 @@ def _overrides(value: object, source: str) -> tuple[Override, ...]:
         platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
         overrides.append(Override(image, frozenset(platforms)))
     return tuple(overrides)
+
+
+def _preferences(
+    value: object, platforms: tuple[Platform, ...], source: str
+) -> dict[Platform, int]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PolicyError(
+            f"{source}: spec.preferences: expected a mapping from platform to weight, like "
+            "{linux/arm64: 80}"
+        )
+    preferences: dict[Platform, int] = {}
+    for platform_text, weight in value.items():
+        where = f"spec.preferences.{platform_text}"
+        try:
+            platform = Platform.parse(str(platform_text))
+        except InvalidPlatformError as exc:
+            raise PolicyError(f"{source}: {where}: {exc}") from exc
+        if platform not in platforms:
+            raise PolicyError(f"{source}: {where}: {platform} is not in spec.platforms")
+        if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
+            raise PolicyError(
+                f"{source}: {where}: expected a weight from 1 to 100 (the scheduler's range), "
+                f"got {weight!r}"
+            )
+        preferences[platform] = weight
+    return preferences
 
 
 def _flag(spec: Mapping[str, object], key: str, source: str) -> bool:

@@ -41,6 +41,7 @@ _CONFIGMAP_STRUCTURED = {
     "registries": "registries",
     "podSpecs": "podSpecs",
     "annotate": "annotate",
+    "preferences": "preferences",
 }
 _CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
 #: A YAML or JSON label selector string.

@@ -381,3 +381,16 @@ def test_fallback_platforms() -> None:
     assert Policy().fallback_platforms == ()
     with pytest.raises(PolicyError, match=r"spec.fallbackPlatforms\[0\]: invalid platform"):
         parse_policy_text(_spec("fallbackPlatforms: [amd64]\n"), "p.yaml")
+
+
+def test_preferences() -> None:
+    policy = parse_policy_text(_spec("preferences: {linux/arm64: 80}\n"), "p.yaml")
+    assert dict(policy.preferences) == {ARM64: 80}
+    for body, message in [
+        ("preferences: {linux/arm64: 0}\n", "expected a weight from 1 to 100"),
+        ("preferences: {linux/arm64: high}\n", "expected a weight from 1 to 100"),
+        ("preferences: {linux/s390x: 10}\n", "linux/s390x is not in spec.platforms"),
+        ("preferences: [linux/arm64]\n", "expected a mapping from platform to weight"),
+    ]:
+        with pytest.raises(PolicyError, match=message):
+            parse_policy_text(_spec(body), "p.yaml")
