@@ -3,16 +3,19 @@
 pre-commit clones a hook repository at a commit and builds the hook's Python environment with
 ``pip install .``. To stay hermetic and offline, the test commits this working tree's package
 into a temporary hook repository, and the hook environment is built without any index:
-``VIRTUALENV_SYSTEM_SITE_PACKAGES`` lets the new virtualenv see the dependencies already
-installed for the tests, ``PIP_NO_INDEX`` forbids downloads and ``PIP_NO_BUILD_ISOLATION=0``
-builds with the installed setuptools. The published hooks (``language: python``) are used
-unchanged.
+``PYTHONPATH`` names the site-packages of the interpreter running the tests, so the new
+virtualenv sees the dependencies already installed for them (whether that interpreter is a
+virtualenv's or the system's: ``VIRTUALENV_SYSTEM_SITE_PACKAGES`` would expose the base
+interpreter's, not a virtualenv's), ``PIP_NO_INDEX`` forbids downloads and
+``PIP_NO_BUILD_ISOLATION=0`` builds with the installed setuptools. The published hooks
+(``language: python``) are used unchanged.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,7 +97,7 @@ def hook_env(home: Path, pre_commit_home: Path) -> dict[str, str]:
             **GIT_IDENTITY,
             "PRE_COMMIT_HOME": str(pre_commit_home),
             "PRE_COMMIT_COLOR": "never",
-            "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1",
+            "PYTHONPATH": os.pathsep.join(site.getsitepackages()),
             "PIP_NO_INDEX": "1",
             "PIP_NO_BUILD_ISOLATION": "0",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",

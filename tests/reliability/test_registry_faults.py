@@ -90,7 +90,7 @@ class Case:
     outcome: Outcome
     #: Words of the reason the warning or error must give.
     reason: str
-    #: Seconds the fault may cost a run with FLAGS (the README states these).
+    #: Seconds the fault may cost a run with FLAGS (docs/reliability.md states these).
     bound: float
     image: str = VICTIM
     path: str = VICTIM_MANIFEST
