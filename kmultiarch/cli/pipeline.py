@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.findings import Finding
-from kmultiarch.engine import EngineResult, read_sources, run, run_documents
+from kmultiarch.engine import EngineResult, read_sources, run_documents
 from kmultiarch.io.inputs import STDIN_NAME
 
 if TYPE_CHECKING:
@@ -18,11 +18,12 @@ if TYPE_CHECKING:
 
     from kmultiarch.cli.session import RunOptions
     from kmultiarch.core.policy import Policy
+    from kmultiarch.core.pullsecrets import DockerConfig
     from kmultiarch.core.reference import ImageRef
     from kmultiarch.core.resolution import Resolution
     from kmultiarch.io.manifestfiles import Skipped
     from kmultiarch.resolve.cache import ResolutionCache
-    from kmultiarch.yaml.stream import InputSource
+    from kmultiarch.yaml.stream import InputSource, SourceDocument
 
 
 def resolve_and_run(
@@ -32,20 +33,46 @@ def resolve_and_run(
     ``edit=False`` the changes are decided but no document is edited (check, report)."""
     from kmultiarch.cli.session import warn
 
+    documents = read_sources(sources)
+    options.pull_secrets = tuple(pull_secrets_of(documents, policy))
     cache = options.open_cache()
     try:
         resolve = resolve_function(options, policy, cache)
-        result = (
-            run(sources, policy, resolve)
-            if edit
-            else run_documents(sources, read_sources(sources), policy, resolve, edit=False)
-        )
+        result = run_documents(sources, documents, policy, resolve, edit=edit)
         if not options.quiet:
             for message in cache.warnings:
                 warn(message)
     finally:
         cache.close()
     return result
+
+
+def pull_secrets_of(
+    documents: Mapping[str, list[SourceDocument]], policy: Policy
+) -> list[DockerConfig]:
+    """The pull secrets (dockerconfigjson Secrets named by the pods or their ServiceAccounts)
+    of the documents, decoded in memory. Documents proven to be of kinds that hold neither
+    pods, Secrets nor ServiceAccounts are not composed for this."""
+    from kmultiarch.core.pullsecrets import pull_secret_configs
+    from kmultiarch.core.workloads import may_hold_pods
+
+    extra_paths = policy.pod_spec_paths()
+
+    def relevant(document: SourceDocument) -> bool:
+        known = document.resource_type
+        return (
+            known is None
+            or known in (("v1", "Secret"), ("v1", "ServiceAccount"))
+            or may_hold_pods(*known, extra_paths)
+        )
+
+    values = [
+        document.value
+        for docs in documents.values()
+        for document in docs
+        if relevant(document) and document.value is not None
+    ]
+    return pull_secret_configs(values, extra_paths)
 
 
 def resolve_function(

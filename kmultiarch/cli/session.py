@@ -13,6 +13,8 @@ import click
 if TYPE_CHECKING:
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.core.policy import Policy
+    from kmultiarch.core.pullsecrets import DockerConfig
+    from kmultiarch.registry.auth import CredentialStore
     from kmultiarch.registry.settings import ClientSettings
     from kmultiarch.resolve.cache import ResolutionCache
     from kmultiarch.resolve.resolver import Resolver
@@ -75,6 +77,8 @@ class RunOptions:
     quiet: bool
     lock: str | None = None
     offline: bool = False
+    #: Docker configs of the pull secrets in the manifests being run on (memory only).
+    pull_secrets: tuple[DockerConfig, ...] = ()
 
     def load_policy(self) -> Policy:
         from kmultiarch.io.config import load_policy
@@ -118,7 +122,18 @@ class RunOptions:
             self.client_settings(),
             lock=self.load_lock(policy),
             offline=self.offline,
+            credentials=self.credential_store(),
         )
+
+    def credential_store(self) -> CredentialStore | None:
+        """The user's docker/podman credentials, then the manifests' pull secrets; None (the
+        default store) when the manifests carry none."""
+        if not self.pull_secrets:
+            return None
+        from kmultiarch.registry.auth import CredentialStore, DockerConfigSource
+
+        source = DockerConfigSource([(c.label, c.config) for c in self.pull_secrets])
+        return CredentialStore(extra=[source])
 
     def load_lock(self, policy: Policy) -> ImageLock | None:
         """``--lock FILE``, else the policy's ``lock:``, else none."""

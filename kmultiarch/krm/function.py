@@ -9,13 +9,14 @@ summarises the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kmultiarch.core.findings import Finding
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
+from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
 from kmultiarch.core.resolution import Resolve
 from kmultiarch.engine import EngineResult, run_documents, summarise
 from kmultiarch.errors import PolicyError
@@ -154,11 +155,12 @@ def _comma_list(value: str) -> list[str]:
 
 def run_function(
     text: str,
-    resolve_factory: Callable[[Policy], Resolve],
+    resolve_factory: Callable[[Policy, Sequence[DockerConfig]], Resolve],
     *,
     policy_override: Policy | None = None,
 ) -> FunctionOutput:
-    """Process a ResourceList. ``resolve_factory(policy)`` returns the resolve function."""
+    """Process a ResourceList. ``resolve_factory(policy, pull_secrets)`` returns the resolve
+    function."""
     document = read_resource_list(text)
     value = document.value
     assert isinstance(value, Mapping)
@@ -170,7 +172,10 @@ def run_function(
     if not isinstance(value.get("items", []), list):
         results = [{"message": "items: expected a list of resources", "severity": "error"}]
         return FunctionOutput(_with_results(document, results), 1, results)
-    resolve: Resolve = resolve_factory(policy)
+    # The pull secrets of the items (Secrets named by the pods' or ServiceAccounts'
+    # imagePullSecrets), for the resolver to try after the user's own credentials.
+    pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
+    resolve: Resolve = resolve_factory(policy, pull_secrets)
     result = run_documents(
         [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False
     )

@@ -15,9 +15,10 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from kmultiarch.errors import RegistryAuthError
@@ -104,12 +105,46 @@ def _normalise_auth_key(key: str) -> str:
     return "docker.io" if host in _DOCKER_HUB_HOSTS else host
 
 
-class CredentialStore:
-    """Looks up credentials per registry host, once per host per run."""
+class CredentialSource(Protocol):
+    """Somewhere else credentials may come from, asked after the auth files."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def lookup(self, host: str) -> Credentials | None: ...
+
+
+class DockerConfigSource:
+    """Credentials from Docker configs held in memory (the pull secrets of the manifests):
+    the first config with an ``auths`` entry for the host answers. ``label`` names each config
+    in messages (``Secret shop/regcred``); the secrets themselves are never shown."""
+
+    def __init__(self, configs: Sequence[tuple[str, Mapping[str, object]]]) -> None:
+        self._configs = list(configs)
+
+    def lookup(self, host: str) -> Credentials | None:
+        for label, config in self._configs:
+            auths = config.get("auths")
+            if not isinstance(auths, Mapping):
+                continue
+            for key, value in auths.items():
+                if _normalise_auth_key(str(key)) == host and isinstance(value, Mapping):
+                    credentials = _credentials_from_entry(value, host, label)
+                    if credentials is not None:
+                        return credentials
+        return None
+
+    def __repr__(self) -> str:
+        return f"DockerConfigSource({[label for label, _ in self._configs]!r})"
+
+
+class CredentialStore:
+    """Looks up credentials per registry host, once per host per run: the auth files first,
+    then each of ``extra`` (e.g. the pull secrets of the manifests)."""
+
+    def __init__(
+        self, environ: Mapping[str, str] | None = None, extra: Sequence[CredentialSource] = ()
+    ) -> None:
         self._environ = os.environ if environ is None else environ
         self._memo: dict[str, Credentials | None] = {}
+        self._extra = list(extra)
 
     def auth_files(self) -> list[Path]:
         env = self._environ
@@ -130,7 +165,12 @@ class CredentialStore:
         """Credentials for ``host`` (as the API is reached, e.g. ``registry-1.docker.io``)."""
         normalised = "docker.io" if host in _DOCKER_HUB_HOSTS else host
         if normalised not in self._memo:
-            self._memo[normalised] = self._find(normalised)
+            found = self._find(normalised)
+            for source in self._extra:
+                if found is not None:
+                    break
+                found = source.lookup(normalised)
+            self._memo[normalised] = found
         return self._memo[normalised]
 
     def _find(self, host: str) -> Credentials | None:
@@ -180,7 +220,7 @@ def _read_auth_file(path: Path) -> Mapping[str, object] | None:
 
 
 def _credentials_from_entry(
-    entry: Mapping[str, object], host: str, path: Path
+    entry: Mapping[str, object], host: str, path: Path | str
 ) -> Credentials | None:
     identity = entry.get("identitytoken")
     encoded = entry.get("auth")

@@ -22,6 +22,7 @@ from kmultiarch.registry.settings import ClientSettings
 from kmultiarch.resolve.cache import ResolutionCache
 
 if TYPE_CHECKING:
+    from kmultiarch.registry.auth import CredentialStore
     from kmultiarch.registry.client import RegistryClient
 
 
@@ -45,12 +46,14 @@ class Resolver:
         *,
         lock: ImageLock | None = None,
         offline: bool = False,
+        credentials: CredentialStore | None = None,
     ) -> None:
         self.policy = policy
         self.cache = cache
         self.lock = lock
         self.offline = offline
         self.settings = settings or ClientSettings()
+        self.credentials = credentials
         self.client_factory = client_factory or self._default_client
         self.stats = ResolverStats()
         self.requests: dict[str, int] = {}
@@ -58,7 +61,7 @@ class Resolver:
     def _default_client(self) -> RegistryClient:
         from kmultiarch.registry.client import RegistryClient
 
-        return RegistryClient(self.policy.registries, self.settings)
+        return RegistryClient(self.policy.registries, self.settings, self.credentials)
 
     def resolve(
         self, references: Iterable[ImageRef], progress: ProgressCallback | None = None

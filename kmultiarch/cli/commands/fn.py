@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import report_findings, resolve_function
-from kmultiarch.engine import run, summarise
+from kmultiarch.cli.pipeline import pull_secrets_of, report_findings, resolve_function
+from kmultiarch.engine import read_sources, run_documents, summarise
 from kmultiarch.io.inputs import collect_inputs, read_bytes, read_limited
 from kmultiarch.krm.function import run_function
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
     from kmultiarch.core.policy import Policy
+    from kmultiarch.core.pullsecrets import DockerConfig
     from kmultiarch.core.resolution import Resolve
     from kmultiarch.resolve.cache import ResolutionCache
 
@@ -39,14 +40,19 @@ def krm_function(options: RunOptions, arguments: list[str]) -> int:
     return code
 
 
-def _resolve_factory(options: RunOptions, cache: ResolutionCache) -> Callable[[Policy], Resolve]:
-    def factory(policy: Policy) -> Resolve:
+def _resolve_factory(
+    options: RunOptions, cache: ResolutionCache
+) -> Callable[[Policy, Sequence[DockerConfig]], Resolve]:
+    def factory(policy: Policy, pull_secrets: Sequence[DockerConfig] = ()) -> Resolve:
+        options.pull_secrets = tuple(pull_secrets)
         return resolve_function(options, policy, cache)
 
     return factory
 
 
-def _resource_list(options: RunOptions, factory: Callable[[Policy], Resolve]) -> int:
+def _resource_list(
+    options: RunOptions, factory: Callable[[Policy, Sequence[DockerConfig]], Resolve]
+) -> int:
     """ResourceList in, ResourceList out; the results also go to stderr, which kustomize and
     kpt show when the function fails."""
     from kmultiarch.cli.session import fail, warn
@@ -79,7 +85,7 @@ def _result_line(result: Mapping[str, object]) -> str:
 
 def _standalone(
     options: RunOptions,
-    factory: Callable[[Policy], Resolve],
+    factory: Callable[[Policy, Sequence[DockerConfig]], Resolve],
     config: str,
     files: list[str],
 ) -> int:
@@ -88,7 +94,10 @@ def _standalone(
     from kmultiarch.cli.session import fail, note
 
     policy = load_function_config(config)
-    result = run(collect_inputs(files), policy, factory(policy))
+    sources = collect_inputs(files)
+    documents = read_sources(sources)
+    resolve = factory(policy, pull_secrets_of(documents, policy))
+    result = run_documents(sources, documents, policy, resolve)
     report_findings(result, options)
     if result.failed:
         fail("nothing was written: fix the errors above or set failurePolicy: Ignore")

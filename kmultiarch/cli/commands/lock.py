@@ -10,10 +10,10 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import generated_at
+from kmultiarch.cli.pipeline import generated_at, pull_secrets_of
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.engine import EngineResult, run
+from kmultiarch.engine import EngineResult, read_sources, run, run_documents
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.version import __version__
@@ -156,7 +156,11 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
         from kmultiarch.io.progress import progress_line
         from kmultiarch.resolve.resolver import Resolver
 
-        resolver = Resolver(policy, cache, fresh.client_settings())
+        documents = read_sources(sources)
+        fresh.pull_secrets = tuple(pull_secrets_of(documents, policy))
+        resolver = Resolver(
+            policy, cache, fresh.client_settings(), credentials=fresh.credential_store()
+        )
 
         def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
             progress = progress_line(options.quiet, lambda: resolver.stats.cache_hits)
@@ -166,7 +170,7 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
                 if progress is not None:
                     progress.finish()
 
-        return run(sources, policy, resolve)
+        return run_documents(sources, documents, policy, resolve)
     finally:
         cache.close()
 
