@@ -101,7 +101,7 @@ def credential_keys(host: str) -> tuple[str, ...]:
 def _normalise_auth_key(key: str) -> str:
     if "://" in key:
         key = urlsplit(key).netloc
-    host = key.split("/", 1)[0]
+    host = key.split("/", 1)[0].lower()  # host names are case-insensitive
     return "docker.io" if host in _DOCKER_HUB_HOSTS else host
 
 
@@ -163,7 +163,7 @@ class CredentialStore:
 
     def lookup(self, host: str) -> Credentials | None:
         """Credentials for ``host`` (as the API is reached, e.g. ``registry-1.docker.io``)."""
-        normalised = "docker.io" if host in _DOCKER_HUB_HOSTS else host
+        normalised = _normalise_auth_key(host)
         if normalised not in self._memo:
             found = self._find(normalised)
             for source in self._extra:

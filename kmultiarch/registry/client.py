@@ -74,12 +74,13 @@ class Endpoint:
 
     @property
     def origin(self) -> str:
-        parts = urlsplit(self.base_url)
-        return f"{parts.scheme}://{parts.netloc}"
+        return _origin(self.base_url)
 
     @property
     def host(self) -> str:
-        return urlsplit(self.base_url).netloc
+        """The host (and port) in lower case: host names are case-insensitive, and credentials,
+        tokens and origins are looked up and compared under this form."""
+        return urlsplit(self.base_url).netloc.lower()
 
 
 @dataclass
@@ -372,6 +373,7 @@ class RegistryClient:
                         endpoint,
                         auth,
                         self._wanted_scopes(endpoint, auth, challenge, scope),
+                        scope,
                         source=source,
                     )
             return f"Bearer {token.value}"
@@ -423,6 +425,7 @@ class RegistryClient:
                         endpoint,
                         auth,
                         self._wanted_scopes(endpoint, auth, challenge, scope),
+                        scope,
                         source=source,
                     )
         return f"Bearer {token.value}"
@@ -432,9 +435,12 @@ class RegistryClient:
         endpoint: Endpoint,
         auth: _EndpointAuth,
         scopes: frozenset[str],
+        needed: str,
         *,
         source: str,
     ) -> _Token:
+        """Tokens for ``scopes`` (in requests of at most MAX_SCOPES_PER_TOKEN_REQUEST scopes),
+        kept for the run; returns the one whose scopes include ``needed``, the caller's."""
         challenge = auth.challenge
         if challenge is None or not challenge.realm:
             raise RegistryAuthError(
@@ -454,7 +460,8 @@ class RegistryClient:
                 f"{source}: {endpoint.host} wants credentials sent to {realm_parts.netloc} over "
                 "plain HTTP; refusing"
             )
-        ordered = sorted(scopes)
+        # The caller's scope first, so its token is in the first request's answer.
+        ordered = [needed, *sorted(scopes - {needed})] if needed in scopes else sorted(scopes)
         tokens: list[_Token] = []
         for start in range(0, len(ordered), MAX_SCOPES_PER_TOKEN_REQUEST):
             chunk = ordered[start : start + MAX_SCOPES_PER_TOKEN_REQUEST]
@@ -465,9 +472,9 @@ class RegistryClient:
             )
         auth.tokens = [t for t in auth.tokens if t.expires_at > time.time()] + tokens
         for token in tokens:
-            if scopes & token.scopes:
+            if needed in token.scopes:
                 return token
-        return tokens[0]
+        return tokens[0]  # the registry named another scope than the repository's own
 
     async def _token_request(
         self,
@@ -668,31 +675,33 @@ class RegistryClient:
     ) -> _Response:
         assert self._client is not None
         query: Any = params
+        # Bodies are asked for as they are (identity): a digest is over those bytes. A proxy or
+        # CDN may compress all the same; such bodies are decoded below, within the cap.
+        headers = {"Accept-Encoding": "identity", **headers}
         request = self._client.build_request(method, url, headers=headers, params=query, data=form)
         response = await self._client.send(request, stream=True)
         try:
-            limit = cap if 200 <= response.status_code < 300 else MAX_ERROR_BODY
+            ok = 200 <= response.status_code < 300
+            limit = cap if ok else MAX_ERROR_BODY
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
             declared = response.headers.get("content-length")
-            if method != "HEAD" and declared and declared.isdigit() and int(declared) > limit:
-                if 200 <= response.status_code < 300:
+            if (
+                method != "HEAD"
+                and encoding in ("", "identity")
+                and declared
+                and declared.isdigit()
+                and int(declared) > limit
+            ):
+                if ok:
                     raise ManifestError(
                         f"{source}: {_loggable(url)} is {int(declared)} bytes, over the "
                         f"{limit}-byte cap"
                     )
                 return _Response(response.status_code, response.headers, b"", url)
-            chunks: list[bytes] = []
-            size = 0
+            body = b""
             if method != "HEAD":
-                async for chunk in response.aiter_raw():
-                    size += len(chunk)
-                    if size > limit:
-                        if 200 <= response.status_code < 300:
-                            raise ManifestError(
-                                f"{source}: {_loggable(url)} is larger than the {limit}-byte cap"
-                            )
-                        break
-                    chunks.append(chunk)
-            return _Response(response.status_code, response.headers, b"".join(chunks), url)
+                body = await _read_decoded(response, encoding, limit, strict=ok, source=source)
+            return _Response(response.status_code, response.headers, body, url)
         finally:
             await response.aclose()
 
@@ -771,6 +780,67 @@ def _next_page(link: str | None, endpoint: Endpoint) -> str | None:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class _CappedDecoder:
+    """Decodes a body per its Content-Encoding (gzip, deflate or none) a chunk at a time,
+    never holding more than ``limit`` + 1 decoded bytes: a gzip bomb stays bounded."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        import zlib
+
+        self.limit = limit
+        if encoding in ("", "identity"):
+            self._inflate = None
+        elif encoding in ("gzip", "x-gzip"):
+            self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._inflate = zlib.decompressobj()
+        else:
+            raise ValueError(f"an unsupported Content-Encoding {encoding!r}")
+
+    def feed(self, chunk: bytes, room: int) -> bytes:
+        """Decoded bytes of ``chunk``, at most ``room`` of them (more means over the cap)."""
+        import zlib
+
+        if self._inflate is None:
+            return chunk[:room]
+        try:
+            return self._inflate.decompress(chunk, room)
+        except zlib.error as exc:
+            raise ValueError(f"a corrupt compressed body ({exc})") from exc
+
+
+async def _read_decoded(
+    response: httpx.Response, encoding: str, limit: int, *, strict: bool, source: str
+) -> bytes:
+    """The body, decoded, at most ``limit`` bytes. Over the cap: a ManifestError when the body
+    is what was asked for (``strict``), else the first ``limit`` bytes (an error page)."""
+    try:
+        decoder = _CappedDecoder(encoding, limit)
+    except ValueError as exc:
+        if not strict:
+            return b""
+        raise ManifestError(f"{source}: {_loggable(str(response.url))} sent {exc}") from None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():
+        try:
+            decoded = decoder.feed(chunk, limit + 1 - size)
+        except ValueError as exc:
+            if not strict:
+                break
+            raise ManifestError(f"{source}: {_loggable(str(response.url))} sent {exc}") from None
+        size += len(decoded)
+        if size > limit:
+            if strict:
+                raise ManifestError(
+                    f"{source}: {_loggable(str(response.url))} is larger than the {limit}-byte cap"
+                )
+            chunks.append(decoded[: max(0, limit - (size - len(decoded)))])
+            break
+        chunks.append(decoded)
+    return b"".join(chunks)
 
 
 def _loggable(url: str) -> str:

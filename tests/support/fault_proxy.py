@@ -38,6 +38,7 @@ __all__ = [
     "ClosedPort",
     "Fault",
     "FaultProxy",
+    "Gzip",
     "Hang",
     "Redirect",
     "ReplaceBody",
@@ -207,6 +208,20 @@ class ReplaceBody(Fault):
             exchange.send_chunked(upstream.status, upstream.reason, upstream.headers, body)
         else:
             exchange.send(upstream.status, upstream.reason, upstream.headers, body)
+
+
+@dataclass
+class Gzip(Fault):
+    """Send the real answer gzip-compressed with ``Content-Encoding: gzip``, as a proxy or CDN
+    may although the client asked for identity."""
+
+    def respond(self, exchange: _Exchange, upstream: Upstream | None) -> None:
+        import gzip
+
+        assert upstream is not None
+        headers = upstream.with_header("Content-Encoding", "gzip")
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        exchange.send(upstream.status, upstream.reason, headers, gzip.compress(upstream.body))
 
 
 @dataclass
