@@ -26,7 +26,7 @@ from kmultiarch.core.findings import (
 )
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.preferences import with_preferences
+from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.core.scheduling import (
@@ -93,6 +93,8 @@ class PodOutcome:
     images: tuple[ImageOutcome, ...]
     status: PodStatus
     plan: PodPlan | None = None
+    #: Preferred node affinity terms added for spec.preferences (part of ``plan``).
+    preferred: tuple[Mapping[str, object], ...] = ()
 
     @property
     def resource(self) -> ResourceRef:
@@ -398,20 +400,19 @@ def _decide(
     plan = plan_pod_with_inherited(
         pod.target.spec, pod.target.inherited, pod.target.path, supported, policy
     )
+    preferred: tuple[dict[str, object], ...] = ()
     if policy.preferences and not plan.problems:
-        operations = with_preferences(
-            pod.target.spec,
-            pod.target.inherited,
-            pod.target.path,
-            plan.operations,
-            supported,
-            policy,
+        target = pod.target
+        view = planned_view(target.spec, target.inherited, target.path, plan.operations)
+        preferred = tuple(preference_terms(view, supported, policy))
+        operations = apply_terms(
+            view, target.inherited, target.spec, target.path, plan.operations, list(preferred)
         )
         plan = dataclass_replace(plan, operations=tuple(operations))
     status: PodStatus = (
         "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
     )
-    return _replace(pod, images=images, status=status, plan=plan)
+    return _replace(pod, images=images, status=status, plan=plan, preferred=preferred)
 
 
 def _platforms_text(image: ImageOutcome, fallback: Sequence[Platform]) -> str:

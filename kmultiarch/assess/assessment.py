@@ -207,6 +207,10 @@ def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
         return ()
     changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
     touches_affinity = any("/affinity" in str(op.get("path", "")) for op in plan.operations)
+    for term in pod.preferred:
+        changes.append(f"prefer {_term_text(term)}")
+    if pod.preferred and not plan.required_labels:
+        return tuple(changes)  # the affinity change is the preference
     if touches_affinity and plan.required_labels:
         verb = "require" if policy.node_affinity == "required" else "prefer"
         for label, values in plan.required_labels.items():
@@ -214,6 +218,18 @@ def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
     elif touches_affinity:
         changes.append("update node affinity")
     return tuple(changes)
+
+
+def _term_text(term: Mapping[str, object]) -> str:
+    """``kubernetes.io/arch In [arm64] (weight 80)``."""
+    preference = term.get("preference")
+    expressions = preference.get("matchExpressions") if isinstance(preference, Mapping) else None
+    parts = [
+        f"{e.get('key')} In [{', '.join(str(v) for v in e.get('values') or [])}]"
+        for e in (expressions if isinstance(expressions, list) else [])
+        if isinstance(e, Mapping)
+    ]
+    return f"{' and '.join(parts)} (weight {term.get('weight')})"
 
 
 def _toleration_text(toleration: Mapping[str, object]) -> str:

@@ -57,6 +57,25 @@ def preference_terms(
     return terms
 
 
+def planned_view(
+    spec: Mapping[str, object],
+    inherited: Mapping[str, object],
+    path: Path,
+    operations: Sequence[Operation],
+) -> Mapping[str, object]:
+    """The pod's scheduling view once the plan's ``operations`` (document paths) are applied."""
+    prefix = json_pointer(path)
+    own = [
+        {**operation, "path": operation["path"][len(prefix) :]}
+        for operation in operations
+        if str(operation["path"]).startswith(prefix + "/")
+    ]
+    merged = {**inherited, **spec}
+    patched = apply_patch(merged, own) if own else merged
+    assert isinstance(patched, Mapping)
+    return patched
+
+
 def with_preferences(
     spec: Mapping[str, object],
     inherited: Mapping[str, object],
@@ -68,16 +87,21 @@ def with_preferences(
     """The plan's ``operations`` (paths from the document root; the pod at ``path``) with the
     preference terms added: folded into an operation that creates the mapping they go in, else
     as operations of their own."""
-    prefix = json_pointer(path)
-    own = [
-        {**operation, "path": operation["path"][len(prefix) :]}
-        for operation in operations
-        if str(operation["path"]).startswith(prefix + "/")
-    ]
-    merged = {**inherited, **spec}
-    patched = apply_patch(merged, own) if own else merged
-    assert isinstance(patched, Mapping)
+    patched = planned_view(spec, inherited, path, operations)
     terms = preference_terms(patched, supported, policy)
+    return apply_terms(patched, inherited, spec, path, operations, terms)
+
+
+def apply_terms(
+    patched: Mapping[str, object],
+    inherited: Mapping[str, object],
+    spec: Mapping[str, object],
+    path: Path,
+    operations: Sequence[Operation],
+    terms: list[dict[str, object]],
+) -> list[Operation]:
+    """``operations`` with ``terms`` written (see :func:`with_preferences`)."""
+    prefix = json_pointer(path)
     if not terms:
         return list(operations)
     result: list[Operation] = [

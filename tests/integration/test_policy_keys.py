@@ -304,3 +304,18 @@ def test_scope_keys_from_a_configmap_function_config(
         if "affinity" in item["spec"]["template"]["spec"]
     ]
     assert changed == ["b"]
+
+
+def test_check_names_the_preference_it_would_add(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry, {"preferences": {"linux/arm64": 80}})
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(deployment("web", [image(registry, "multiarch-oci")]))
+    checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert checked.returncode == 1
+    assert (
+        "Deployment default/web: add toleration kubernetes.io/arch=arm64:NoSchedule; prefer "
+        "kubernetes.io/arch In [arm64] (weight 80) (its images run on linux/amd64, linux/arm64)"
+        in checked.stdout
+    )
