@@ -43,6 +43,8 @@ MANIFEST_ACCEPT = ", ".join(
 
 ATTESTATION_ANNOTATION = "vnd.docker.reference.type"
 ATTESTATION_MANIFEST = "attestation-manifest"
+#: Docker's attestation entries name the image they describe with this annotation.
+REFERENCE_DIGEST_ANNOTATION = "vnd.docker.reference.digest"
 
 #: distribution refuses manifests over 4 MiB; configs of real images are far below 8 MiB.
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -164,8 +166,11 @@ def _index_entries(document: Mapping[str, object], *, source: str) -> tuple[Inde
         annotations = item.get("annotations")
         if isinstance(annotations, Mapping) and (
             annotations.get(ATTESTATION_ANNOTATION) == ATTESTATION_MANIFEST
+            or REFERENCE_DIGEST_ANNOTATION in annotations
         ):
-            continue
+            continue  # an attestation, or another artifact that refers to an image of the index
+        if isinstance(item.get("artifactType"), str):
+            continue  # an OCI artifact (SBOM, signature...): not a platform, as containerd skips
         platform = _entry_platform(item.get("platform"), source=source, position=position)
         if platform is not None and platform.is_unknown:
             continue  # attestations and other non-runnable artifacts

@@ -69,7 +69,9 @@ class _Lookup:
     def __init__(self, client: RegistryClient, cache: ResolutionCache) -> None:
         self.client = client
         self.cache = cache
-        self._children: dict[str, asyncio.Future[frozenset[Platform]]] = {}
+        #: Children being fetched, per endpoint and digest: a mirror that lacks a child must not
+        #: answer for the registry when the lookup falls back to it.
+        self._children: dict[tuple[str, str], asyncio.Future[frozenset[Platform]]] = {}
 
     async def resolve(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
         mirror_failures: list[str] = []
@@ -142,6 +144,7 @@ class _Lookup:
         found: set[Platform] = set()
         metadata_only = False
         children = []
+        unlabelled = []  # entries without a platform: looked at, but never fatal
         for entry in manifest.entries:
             if entry.platform is not None and entry.media_type in IMAGE_TYPES:
                 found.add(entry.platform)
@@ -150,10 +153,23 @@ class _Lookup:
                     raise ManifestError(
                         f"{source}: indexes nest deeper than {MAX_INDEX_DEPTH} levels"
                     )
-                children.append(self._child(endpoint, repository, entry.digest, source, depth + 1))
+                fetch = self._child(endpoint, repository, entry.digest, source, depth + 1)
+                if entry.platform is None and entry.media_type in IMAGE_TYPES:
+                    unlabelled.append(fetch)
+                else:
+                    children.append(fetch)
         for platforms in await asyncio.gather(*children):
             found.update(platforms)
             metadata_only = metadata_only or not platforms
+        for outcome in await asyncio.gather(*unlabelled, return_exceptions=True):
+            # An image entry without a platform is often an artifact (an SBOM, a signature)
+            # whose config is no image config: skipped when it does not resolve, as skopeo does.
+            if isinstance(outcome, KmultiarchError):
+                continue
+            if isinstance(outcome, BaseException):
+                raise outcome
+            found.update(outcome)
+            metadata_only = metadata_only or not outcome
         if not found and metadata_only:
             return frozenset()
         if not found:
@@ -169,11 +185,12 @@ class _Lookup:
         record = self.cache.get_platforms(digest)
         if record is not None:
             return record.platforms
-        if digest not in self._children:
-            self._children[digest] = asyncio.ensure_future(
+        key = (endpoint.base_url, digest)
+        if key not in self._children:
+            self._children[key] = asyncio.ensure_future(
                 self._fetch_child(endpoint, repository, digest, source, depth)
             )
-        return await self._children[digest]
+        return await self._children[key]
 
     async def _fetch_child(
         self, endpoint: Endpoint, repository: str, digest: str, source: str, depth: int

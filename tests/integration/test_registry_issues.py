@@ -4,14 +4,26 @@ httpx refuses, artifacts in an index, skipped pods, stale answers."""
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from support import SeededRegistry, write_docker_config
 from support.cli import clean_env, run_kmultiarch
-from support.fault_proxy import FaultProxy, Gzip
-from support.seed import PlatformSpec, Seeder, oci_image
+from support.fault_proxy import FaultProxy, Gzip, Status
+from support.seed import (
+    OCI_INDEX,
+    OCI_MANIFEST,
+    Blob,
+    Manifest,
+    PlatformSpec,
+    Seeder,
+    attestation_entry,
+    image_manifest,
+    oci_artifact,
+    oci_image,
+)
 
 MANY = 120
 
@@ -100,3 +112,82 @@ def test_a_host_written_in_upper_case_authenticates(
     result = run_kmultiarch(["inspect", "--output", "json", reference], env=env)
     assert result.returncode == 0, result.stderr
     assert result.json()[0]["digest"] == image.digest
+
+
+def _index_with_artifacts() -> Manifest:
+    """A multi-arch index as registries hold them today: two images, a cosign-style signature
+    (an image manifest without platform whose config is no image config), an entry annotated
+    only ``vnd.docker.reference.digest``, and an OCI artifact (SBOM) with ``artifactType``."""
+    amd64 = oci_image(PlatformSpec("linux", "amd64"), "artifacts-amd64")
+    arm64 = oci_image(PlatformSpec("linux", "arm64"), "artifacts-arm64")
+    signature_config = Blob("application/vnd.dev.cosign.simplesigning.v1+json", b'{"critical":{}}')
+    signature_layer = Blob("application/vnd.dev.cosign.simplesigning.v1+json", b'{"sig":"x"}')
+    signature = image_manifest(signature_config, [signature_layer], media_type=OCI_MANIFEST)
+    # BuildKit's attestation manifest (config os/architecture "unknown"), listed without
+    # platform and without the reference-type annotation.
+    reference_only = attestation_entry(amd64).manifest
+    sbom = oci_artifact("artifacts-sbom")
+    entries = [
+        amd64.descriptor(PlatformSpec("linux", "amd64")),
+        arm64.descriptor(PlatformSpec("linux", "arm64")),
+        signature.descriptor(),
+        reference_only.descriptor(annotations={"vnd.docker.reference.digest": amd64.digest}),
+        {**sbom.descriptor(), "artifactType": "application/spdx+json"},
+    ]
+    document = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries}
+    return Manifest(
+        OCI_INDEX,
+        json.dumps(document, separators=(",", ":")).encode(),
+        children=(amd64, arm64, signature, reference_only, sbom),
+    )
+
+
+def test_artifacts_in_an_index_are_not_platforms(registry: SeededRegistry, tmp_path: Path) -> None:
+    """Signatures, SBOMs and attestation references listed in an index are skipped (as
+    containerd and skopeo do): they neither fail the image nor count as platforms."""
+    with registry.client() as client:
+        Seeder(client).push_manifest("artifacts/app", _index_with_artifacts(), "1.0")
+    result = run_kmultiarch(
+        ["inspect", "--output", "json", f"{registry.host}/artifacts/app:1.0"],
+        env=clean_env(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    entry = result.json()[0]
+    assert entry["error"] is None
+    assert entry["platforms"] == ["linux/amd64", "linux/arm64"]
+
+
+def test_a_mirror_without_a_child_manifest_falls_back_to_the_registry(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Index children were memoised by digest across endpoints, failures included: the
+    registry itself was answered with the mirror's 404."""
+    image = registry.images["nested-index"]
+    inner = image.manifest.document["manifests"][0]["digest"]
+    with FaultProxy(registry.url) as mirror:
+        mirror.inject(f"/manifests/{inner}", Status(404))
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "kmultiarch.dev/v1alpha1",
+                    "kind": "MultiArchPolicy",
+                    "spec": {"registries": {registry.host: {"mirror": mirror.url}}},
+                }
+            )
+        )
+        result = run_kmultiarch(
+            [
+                "inspect",
+                "--no-cache",
+                "--config",
+                str(policy),
+                "-o",
+                "json",
+                registry.reference("nested-index"),
+            ],
+            env=clean_env(tmp_path),
+        )
+        assert mirror.count(path_contains=f"/manifests/{inner}") == 1
+    assert result.returncode == 0, result.stderr
+    assert result.json()[0]["platforms"] == list(image.platforms)
