@@ -19,7 +19,7 @@ from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object
 from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
 from kmultiarch.core.resolution import Resolve
 from kmultiarch.engine import EngineResult, run_documents, summarise
-from kmultiarch.errors import PolicyError
+from kmultiarch.errors import InputError, PolicyError
 from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
@@ -64,8 +64,6 @@ def read_resource_list(text: str) -> SourceDocument:
         or not isinstance(documents[0].value, Mapping)
         or (documents[0].value.get("kind") != "ResourceList")
     ):
-        from kmultiarch.errors import InputError
-
         raise InputError(
             f"{STDIN}: expected one ResourceList (apiVersion: config.kubernetes.io/v1, kind: "
             "ResourceList); to transform a plain stream, use `kmultiarch fn POLICY.yaml` with "
@@ -174,7 +172,11 @@ def run_function(
         return FunctionOutput(_with_results(document, results), 1, results)
     # The pull secrets of the items (Secrets named by the pods' or ServiceAccounts'
     # imagePullSecrets), for the resolver to try after the user's own credentials.
-    pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
+    try:
+        pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
+    except InputError as exc:
+        results = [{"message": str(exc), "severity": "error"}]
+        return FunctionOutput(_with_results(document, results), 1, results)
     resolve: Resolve = resolve_factory(policy, pull_secrets)
     result = run_documents(
         [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False

@@ -83,3 +83,46 @@ def test_relative_paths_resolve_against_the_base_dir(tmp_path: Path) -> None:
         policy_from_function_config(
             configmap(registries="{r.example: {ca: nowhere.pem}}"), base_dir=tmp_path
         )
+
+
+def test_a_broken_pull_secret_is_an_error_result_naming_the_secret() -> None:
+    import yaml as _yaml
+
+    from kmultiarch.krm.function import run_function
+
+    text = _yaml.safe_dump(
+        {
+            "apiVersion": "config.kubernetes.io/v1",
+            "kind": "ResourceList",
+            "items": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": "regcred", "namespace": "ns"},
+                    "type": "kubernetes.io/dockerconfigjson",
+                    "data": {".dockerconfigjson": "bm90IGpzb24="},  # "not json"
+                },
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "p", "namespace": "ns"},
+                    "spec": {
+                        "imagePullSecrets": [{"name": "regcred"}],
+                        "containers": [{"name": "c", "image": "registry.internal/a:1"}],
+                    },
+                },
+            ],
+        }
+    )
+
+    def factory(policy: object, pull_secrets: object) -> object:
+        raise AssertionError("no resolver is built for a broken Secret")
+
+    output = run_function(text, factory)  # type: ignore[arg-type]
+    assert output.exit_code == 1
+    assert output.results == [
+        {
+            "message": "Secret ns/regcred: data..dockerconfigjson is not JSON; fix the Secret",
+            "severity": "error",
+        }
+    ]
