@@ -117,3 +117,24 @@ def test_the_service_accounts_pull_secret_in_check_and_fn(
     assert_never_shown(
         basic_auth_registry.password, tmp_path, checked.stdout, checked.stderr, krm.stderr
     )
+
+
+def test_lock_and_lock_check_use_the_pull_secrets(
+    tmp_path: Path, basic_auth_registry: SeededRegistry
+) -> None:
+    env = clean_env(tmp_path)
+    manifest = tmp_path / "app.yaml"
+    secret = docker_config_secret(basic_auth_registry, "regcred", "shop")
+    manifest.write_text(f"{secret}---\n{workload(basic_auth_registry, pod_secret='regcred')}")
+    lock = tmp_path / "kmultiarch.lock"
+    written = run_kmultiarch(["lock", "-o", str(lock), str(manifest)], env=env)
+    assert written.returncode == 0, written.stderr
+    reference = f"{basic_auth_registry.host}/single-docker-amd64:1.0"
+    assert reference in lock.read_text()
+    checked = run_kmultiarch(["lock", "--check", "-o", str(lock), str(manifest)], env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "up to date (1 tags checked" in checked.stderr
+    assert basic_auth_registry.password
+    assert_never_shown(
+        basic_auth_registry.password, tmp_path, written.stderr, checked.stdout, checked.stderr
+    )

@@ -80,7 +80,9 @@ def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file:
     lock = load_lock(lock_file)
     findings: list[str] = []
     if paths:
-        findings.extend(_missing_from_lock(lock, policy, collect_inputs(paths)))
+        sources = collect_inputs(paths)
+        findings.extend(_missing_from_lock(lock, policy, sources))
+        options.pull_secrets = tuple(pull_secrets_of(read_sources(sources), policy))
     tagged = [entry.reference for entry in lock.entries.values() if entry.reference.digest is None]
     current = _resolve_fresh(options, policy, tagged) if tagged else {}
     stale = 0
@@ -185,7 +187,10 @@ def _resolve_fresh(
 
         # Overrides do not apply: the question is what the registry says now.
         unmodified = dataclasses.replace(policy, overrides=())
-        return Resolver(unmodified, cache, fresh.client_settings()).resolve(references)
+        resolver = Resolver(
+            unmodified, cache, fresh.client_settings(), credentials=fresh.credential_store()
+        )
+        return resolver.resolve(references)
     finally:
         cache.close()
 
