@@ -213,6 +213,8 @@ def run_documents(
     candidates = list(_candidate_pods(documents, policy))
     references: list[ImageRef] = []
     for pod in candidates:
+        if pod.status in ("excluded", "skipped"):
+            continue  # nothing is decided for them: no lookup, no credential helper, no retry
         references.extend(image.reference for image in pod.images if image.reference is not None)
     resolutions = resolve(references) if references else {}
     outcomes: dict[str, list[DocumentOutcome]] = {

@@ -31,20 +31,26 @@ def resolve_and_run(
 ) -> EngineResult:
     """Run the engine with the resolver the options describe; report cache warnings. With
     ``edit=False`` the changes are decided but no document is edited (check, report)."""
-    from kmultiarch.cli.session import warn
-
     documents = read_sources(sources)
     options.pull_secrets = tuple(pull_secrets_of(documents, policy))
     cache = options.open_cache()
     try:
         resolve = resolve_function(options, policy, cache)
         result = run_documents(sources, documents, policy, resolve, edit=edit)
-        if not options.quiet:
-            for message in cache.warnings:
-                warn(message)
+        report_cache_warnings(options, cache)
     finally:
         cache.close()
     return result
+
+
+def report_cache_warnings(options: RunOptions, cache: ResolutionCache) -> None:
+    """What the cache met during the run (damaged entries, a full disk...), said once."""
+    from kmultiarch.cli.session import warn
+
+    if not options.quiet:
+        for message in cache.warnings:
+            warn(message)
+    cache.warnings.clear()
 
 
 def pull_secrets_of(

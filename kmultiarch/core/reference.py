@@ -123,6 +123,11 @@ def _split_registry(name: str, original: str) -> tuple[str, str]:
             raise InvalidReferenceError(
                 f"invalid image reference {original!r}: {registry!r} is not a valid registry host"
             )
+        port = registry.rpartition(":")[2] if not registry.endswith("]") else ""
+        if ":" in registry and port.isdigit() and not 0 < int(port) <= 65535:
+            raise InvalidReferenceError(
+                f"invalid image reference {original!r}: port {port} is not a TCP port (1-65535)"
+            )
     else:
         registry, path = DOCKER_HUB, name
     registry = canonical_registry(registry)

@@ -597,6 +597,8 @@ class RegistryClient:
         """``label`` names the server in messages (default: the URL's origin)."""
         import httpx
 
+        from kmultiarch.registry.transport import UnusableCAError
+
         assert self._client is not None, "RegistryClient used outside `async with`"
         where = label or _origin(url)
         attempts = self.settings.retries + 1
@@ -618,6 +620,19 @@ class RegistryClient:
                     # Asking again does not make a certificate trusted.
                     raise RegistryTransportError(f"{source}: {where}: {last_problem}") from exc
                 retry_after = None
+            except UnusableCAError as exc:
+                raise RegistryTransportError(f"{source}: {where}: {exc}") from None
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, OverflowError) as exc:
+                # A URL httpx or the socket layer refuses (a port over 65535, an address that is
+                # no IPv4 address, a redirect or token realm naming one): asking again is useless.
+                raise RegistryTransportError(
+                    f"{source}: cannot reach {_loggable_or_raw(url)}: {_one_line(exc)}"
+                ) from None
+            except ExceptionGroup as group:
+                raise RegistryTransportError(
+                    f"{source}: cannot reach {_loggable_or_raw(url)}: "
+                    + "; ".join(_one_line(exc) for exc in group.exceptions)
+                ) from None
             else:
                 log.debug(
                     "%s %s -> %d (%.0f ms)",
@@ -775,6 +790,20 @@ def _next_page(link: str | None, endpoint: Endpoint) -> str | None:
             return None
         return f"{path}?{parts.query}" if parts.query else path
     return None
+
+
+def _loggable_or_raw(url: str) -> str:
+    """:func:`_loggable`, or a shortened form when the URL does not even parse."""
+    try:
+        return _loggable(url)
+    except ValueError:
+        return url.split("?", 1)[0].rsplit("@", 1)[-1][:200]
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line, without control characters, bounded."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return "".join(c if c.isprintable() else "?" for c in text)[:300]
 
 
 def _origin(url: str) -> str:

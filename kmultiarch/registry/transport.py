@@ -7,6 +7,7 @@ import ssl
 import httpx
 
 from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.errors import RegistryTransportError
 
 
 class LazyTransport(httpx.AsyncBaseTransport):
@@ -50,10 +51,20 @@ class LazyTransport(httpx.AsyncBaseTransport):
             await transport.aclose()
 
 
+class UnusableCAError(RegistryTransportError):
+    """The policy's ``ca:`` file is no PEM bundle: every request to that registry fails."""
+
+
 def ssl_context_for(settings: RegistrySettings) -> ssl.SSLContext:
     import certifi
 
     context = ssl.create_default_context(cafile=certifi.where())
     if settings.ca is not None:
-        context.load_verify_locations(cafile=str(settings.ca))
+        try:
+            context.load_verify_locations(cafile=str(settings.ca))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise UnusableCAError(
+                f"the CA bundle {settings.ca} of the policy cannot be used ({exc}); "
+                "give a PEM file of CA certificates"
+            ) from None
     return context

@@ -205,6 +205,9 @@ def _open_diskcache(directory: Path) -> Any:
         def fetch(self, mode: int, filename: Any, value: Any, read: bool) -> Any:
             if mode == diskcache.core.MODE_PICKLE:
                 raise _UnsafeCacheValue("pickled value in cache")
+            if mode != diskcache.core.MODE_RAW and not isinstance(filename, str):
+                # A row that says its value is in a file, and names none: damaged.
+                raise _UnsafeCacheValue(f"a row of storage mode {mode} without its file")
             return super().fetch(mode, filename, value, read)
 
         def put(self, key: Any) -> Any:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from support import SeededRegistry, write_docker_config
 from support.cli import clean_env, run_kmultiarch
-from support.fault_proxy import FaultProxy, Gzip, Status
+from support.fault_proxy import FaultProxy, Gzip, Redirect, SetHeaders, Status
+from support.manifests import deployment, image, write_policy
 from support.seed import (
     OCI_INDEX,
     OCI_MANIFEST,
@@ -191,3 +192,133 @@ def test_a_mirror_without_a_child_manifest_falls_back_to_the_registry(
         assert mirror.count(path_contains=f"/manifests/{inner}") == 1
     assert result.returncode == 0, result.stderr
     assert result.json()[0]["platforms"] == list(image.platforms)
+
+
+def _mutate_one_per_pod(
+    tmp_path: Path, registry: SeededRegistry, references: list[str], spec: dict[str, object]
+) -> tuple[int, str, str]:
+    """mutate a stream with one Deployment per reference, plus one with a good image."""
+    stream = "---\n".join(
+        deployment(f"app{index}", [reference]) for index, reference in enumerate(references)
+    )
+    stream += "---\n" + deployment("good", [image(registry, "multiarch-oci")])
+    path = tmp_path / "stream.yaml"
+    path.write_text(stream)
+    policy = write_policy(tmp_path / "policy.yaml", registry, spec)
+    result = run_kmultiarch(
+        ["mutate", "--no-cache", "--retries", "0", "--config", str(policy), str(path)],
+        env=clean_env(tmp_path),
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("failure_policy", ["Ignore", "Fail"])
+def test_references_httpx_refuses_are_that_images_problem(
+    registry: SeededRegistry, tmp_path: Path, failure_policy: str
+) -> None:
+    """A port over 65535 or an address that is no IPv4 address used to crash the whole run
+    (exit 3, 'this is a bug'), whatever the failure policy."""
+    bad = ["registry.example.com:99999/x:1", "256.256.256.256/x:1"]
+    code, stdout, stderr = _mutate_one_per_pod(
+        tmp_path, registry, bad, {"failurePolicy": failure_policy}
+    )
+    assert "bug" not in stderr and "unexpected" not in stderr, stderr
+    for reference in bad:
+        assert reference in stderr
+    if failure_policy == "Ignore":
+        assert code == 0, stderr
+        assert "tolerations" in stdout  # the good pod is handled
+    else:
+        assert code == 1, stderr
+        assert stdout == ""
+
+
+def test_a_redirect_to_an_invalid_url_and_a_bad_realm_are_that_images_problem(
+    registry: SeededRegistry, token_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    key = "multiarch-docker"
+    with FaultProxy(registry.url) as redirecting, FaultProxy(token_registry.url) as bad_realm:
+        redirecting.inject(
+            "/manifests/", Redirect(lambda path: f"http://256.256.256.256:99999{path}")
+        )
+        bad_realm.inject(
+            "/manifests/",
+            SetHeaders(
+                {"www-authenticate": 'Bearer realm="http://127.0.0.1:99999/token",service="x"'}
+            ),
+        )
+        seeded = registry.images[key]
+        references = [
+            f"{redirecting.host}/{seeded.repository}:{seeded.tag}",
+            f"{bad_realm.host}/{seeded.repository}:{seeded.tag}",
+        ]
+        code, stdout, stderr = _mutate_one_per_pod(tmp_path, registry, references, {})
+    assert code == 0, stderr
+    assert "bug" not in stderr and "unexpected" not in stderr, stderr
+    assert stderr.count("could not be resolved") == 2, stderr
+    assert "tolerations" in stdout
+
+
+def test_a_ca_that_is_not_pem_is_that_registrys_problem(
+    registry: SeededRegistry, tls_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    bad_ca = tmp_path / "ca.pem"
+    bad_ca.write_text("this is not a certificate\n")
+    seeded = tls_registry.images["multiarch-oci"]
+    code, stdout, stderr = _mutate_one_per_pod(
+        tmp_path,
+        registry,
+        [f"{tls_registry.host}/{seeded.repository}:{seeded.tag}"],
+        {"registries": {tls_registry.host: {"ca": str(bad_ca)}}},
+    )
+    assert code == 0, stderr
+    assert "bug" not in stderr and "unexpected" not in stderr, stderr
+    assert "could not be resolved" in stderr and str(bad_ca) in stderr, stderr
+    assert "tolerations" in stdout
+
+
+def test_images_of_skipped_and_excluded_pods_are_not_looked_up(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    skipped = deployment("skipped", [image(registry, "single-docker-amd64")]).replace(
+        "  namespace: default\n",
+        "  namespace: default\n  annotations: {kmultiarch.dev/skip: 'true'}\n",
+        1,
+    )
+    excluded = deployment("excluded", [image(registry, "armv7-only")], namespace="kube-system")
+    decided = deployment("decided", [image(registry, "multiarch-oci")])
+    path = tmp_path / "stream.yaml"
+    path.write_text("---\n".join([skipped, excluded, decided]))
+    policy = write_policy(
+        tmp_path / "policy.yaml", registry, {"exclude": {"namespaces": ["kube-system"]}}
+    )
+    log = registry.mark()
+    result = run_kmultiarch(
+        ["mutate", "--no-cache", "--config", str(policy), str(path)], env=clean_env(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    paths = [request.path for request in log.requests()]
+    assert any("/multiarch-oci/" in p for p in paths)
+    assert not any("/single-docker-amd64/" in p or "/armv7-only/" in p for p in paths), paths
+
+
+def test_lock_says_what_the_cache_met(registry: SeededRegistry, tmp_path: Path) -> None:
+    """A damaged cache entry is a warning for every command; lock kept it to itself."""
+    import sqlite3
+
+    path = tmp_path / "stream.yaml"
+    path.write_text(deployment("app", [image(registry, "multiarch-docker")]))
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    cache = tmp_path / "cache"
+    env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(cache)})
+    lock = tmp_path / "kmultiarch.lock"
+    first = run_kmultiarch(["lock", "--config", str(policy), "-o", str(lock), str(path)], env=env)
+    assert first.returncode == 0, first.stderr
+    with sqlite3.connect(cache / "cache.db") as connection:
+        changed = connection.execute(
+            "UPDATE Cache SET mode = 1, value = 'not JSON {' WHERE key LIKE 'platforms:%'"
+        ).rowcount
+    assert changed >= 1
+    again = run_kmultiarch(["lock", "--config", str(policy), "-o", str(lock), str(path)], env=env)
+    assert again.returncode == 0, again.stderr
+    assert "kmultiarch: warning:" in again.stderr and "cache" in again.stderr, again.stderr

@@ -320,3 +320,19 @@ def test_a_garbage_database_is_moved_aside_with_a_warning(cache_dir: Path) -> No
         assert record is not None and record.platforms == {ARM64}
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("mode", [2, 3])
+def test_a_row_that_names_no_file_is_ignored_with_a_warning(cache_dir: Path, mode: int) -> None:
+    """A damaged row (file storage mode, no file name) crashed the run with a TypeError."""
+    import sqlite3
+
+    first = ResolutionCache(DiskCacheBackend(cache_dir))
+    first.put_platforms(DIGEST, INDEX, frozenset({AMD64}))
+    first.close()
+    with sqlite3.connect(cache_dir / "cache.db") as connection:
+        connection.execute("UPDATE Cache SET mode = ?, filename = NULL", (mode,))
+    again = ResolutionCache(DiskCacheBackend(cache_dir))
+    assert again.get_platforms(DIGEST) is None
+    assert len(again.warnings) == 1 and "unreadable" in again.warnings[0]
+    again.close()

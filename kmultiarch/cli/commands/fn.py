@@ -9,7 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import pull_secrets_of, report_findings, resolve_function
+from kmultiarch.cli.pipeline import (
+    pull_secrets_of,
+    report_cache_warnings,
+    report_findings,
+    resolve_function,
+)
 from kmultiarch.engine import read_sources, run_documents, summarise
 from kmultiarch.io.inputs import collect_inputs, read_bytes, read_limited
 from kmultiarch.krm.function import run_function
@@ -34,7 +39,7 @@ def krm_function(options: RunOptions, arguments: list[str]) -> int:
             code = _resource_list(options, factory)
         else:
             code = _standalone(options, factory, arguments[0], arguments[1:])
-        _report_cache_warnings(options, cache)
+        report_cache_warnings(options, cache)
     finally:
         cache.close()
     return code
@@ -138,12 +143,3 @@ def load_function_config(path: str) -> Policy:
         name = metadata.get("name") if isinstance(metadata, Mapping) else None
         source = f"{root}: transformer {value.get('kind')} {name}"
     return policy_from_function_config(value, source, base_dir=base_dir)
-
-
-def _report_cache_warnings(options: RunOptions, cache: ResolutionCache) -> None:
-    from kmultiarch.cli.session import warn
-
-    if not options.quiet:
-        for message in cache.warnings:
-            warn(message)
-    cache.warnings.clear()

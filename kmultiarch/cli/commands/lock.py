@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import generated_at, pull_secrets_of
+from kmultiarch.cli.pipeline import generated_at, pull_secrets_of, report_cache_warnings
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.engine import EngineResult, read_sources, run, run_documents
@@ -172,7 +172,9 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
                 if progress is not None:
                     progress.finish()
 
-        return run_documents(sources, documents, policy, resolve)
+        result = run_documents(sources, documents, policy, resolve)
+        report_cache_warnings(options, cache)
+        return result
     finally:
         cache.close()
 
@@ -190,7 +192,9 @@ def _resolve_fresh(
         resolver = Resolver(
             unmodified, cache, fresh.client_settings(), credentials=fresh.credential_store()
         )
-        return resolver.resolve(references)
+        resolved = resolver.resolve(references)
+        report_cache_warnings(options, cache)
+        return resolved
     finally:
         cache.close()
 
