@@ -225,11 +225,15 @@ def _term_text(term: Mapping[str, object]) -> str:
     preference = term.get("preference")
     expressions = preference.get("matchExpressions") if isinstance(preference, Mapping) else None
     parts = [
-        f"{e.get('key')} In [{', '.join(str(v) for v in e.get('values') or [])}]"
+        f"{e.get('key')} In [{', '.join(str(v) for v in _as_list(e.get('values')))}]"
         for e in (expressions if isinstance(expressions, list) else [])
         if isinstance(e, Mapping)
     ]
     return f"{' and '.join(parts)} (weight {term.get('weight')})"
+
+
+def _as_list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
 
 
 def _toleration_text(toleration: Mapping[str, object]) -> str:

@@ -204,7 +204,8 @@ def _already_prefers(terms: list[object], architecture: str) -> bool:
                 isinstance(expression, Mapping)
                 and expression.get("key") in (ARCH_LABEL, BETA_ARCH_LABEL)
                 and expression.get("operator") == "In"
-                and architecture in [str(v) for v in expression.get("values") or []]
+                and isinstance(expression.get("values"), list)
+                and architecture in [str(v) for v in expression["values"]]
             ):
                 return True
     return False

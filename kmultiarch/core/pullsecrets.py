@@ -49,7 +49,8 @@ def pull_secret_configs(
         key = (_text(metadata.get("namespace")), _text(metadata.get("name")))
         if resource.get("apiVersion") != "v1" or not key[1]:
             continue
-        if kind == "Secret" and resource.get("type") in _DATA_KEYS:
+        secret_type = resource.get("type")
+        if kind == "Secret" and isinstance(secret_type, str) and secret_type in _DATA_KEYS:
             secrets[key] = resource
         elif kind == "ServiceAccount":
             accounts[key] = _names(resource.get("imagePullSecrets"))
@@ -85,8 +86,10 @@ def _decode(secret: Mapping[str, object], key: tuple[str, str]) -> DockerConfig:
         if isinstance(string_data.get(data_key), str):
             raw = str(string_data[data_key])
         elif isinstance(data.get(data_key), str):
-            raw = base64.b64decode(str(data[data_key]), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+            # Go's decoder, as the API server uses it, skips line breaks: so does this one.
+            encoded = str(data[data_key]).replace("\n", "").replace("\r", "")
+            raw = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):  # not base64 (or not ASCII), or not UTF-8 inside
         raise InputError(
             f"{label}: data.{data_key} is not base64 of a Docker config; fix the Secret"
         ) from None

@@ -233,13 +233,19 @@ _POLICY_KEYS = st.sampled_from(
     [
         *("platforms", "tolerations", "nodeAffinity", "failurePolicy", "overrides", "exclude"),
         *("registries", "lock", "linux/arm64", "image", "mirror", "insecure", "ca", "key"),
+        # issue 14's keys
+        *("podSpecs", "annotate", "fallbackPlatforms", "mode", "preferences", "apiVersion"),
+        *("kind", "path", "namespaceSelector", "matchLabels", "matchExpressions", "operator"),
+        "values",
     ]
 )
 _POLICY_VALUES = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
-    | st.sampled_from(["linux/amd64", "required", "Fail", "a*", "", "x/y/z/w"])
+    | st.sampled_from(
+        ["linux/amd64", "required", "Fail", "a*", "", "x/y/z/w", "optIn", "In", "/spec/x", "/"]
+    )
     | st.text(max_size=8),
     lambda children: (
         st.lists(children, max_size=3) | st.dictionaries(_POLICY_KEYS, children, max_size=3)

@@ -102,3 +102,23 @@ def test_an_inherited_affinity_is_written_whole() -> None:
             "value": {"podAntiAffinity": {"x": 1}, "nodeAffinity": {PREFERRED: [ARM_TERM]}},
         }
     ]
+
+
+def test_malformed_existing_terms_do_not_break_the_check() -> None:
+    odd = {
+        "affinity": {
+            "nodeAffinity": {
+                PREFERRED: [
+                    {
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/arch", "operator": "In", "values": 5}
+                            ]
+                        }
+                    },
+                    "not a term",
+                ]
+            }
+        }
+    }
+    assert preference_terms(odd, frozenset({AMD64, ARM64}), policy()) == [ARM_TERM]

@@ -92,3 +92,18 @@ def test_pull_secrets_come_after_the_auth_files(tmp_path: Any) -> None:
     )
     own = CredentialStore({"HOME": str(tmp_path)}, extra=[source]).lookup("registry.internal")
     assert own is not None and own.username == "me"
+
+
+@pytest.mark.parametrize("data", ["\x80", "not base64!!", base64.b64encode(b"\xff\xfe").decode()])
+def test_undecodable_data_is_one_clear_error(data: str) -> None:
+    broken = secret("bad", data={".dockerconfigjson": data})
+    with pytest.raises(InputError, match=r"^Secret ns/bad: data.\.dockerconfigjson is not base64"):
+        pull_secret_configs([broken, pod({"imagePullSecrets": [{"name": "bad"}]})])
+
+
+def test_line_breaks_in_the_base64_are_skipped_as_the_api_server_does() -> None:
+    encoded = base64.b64encode(json.dumps(CONFIG).encode()).decode()
+    wrapped = "\n".join(encoded[i : i + 20] for i in range(0, len(encoded), 20)) + "\n"
+    document = secret("wrapped", data={".dockerconfigjson": wrapped})
+    (config,) = pull_secret_configs([document, pod({"imagePullSecrets": [{"name": "wrapped"}]})])
+    assert config.config == CONFIG
