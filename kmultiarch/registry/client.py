@@ -287,7 +287,9 @@ class RegistryClient:
             except ValueError as exc:
                 raise ManifestError(f"{source}: the tag list is not JSON: {exc}") from exc
             page = document.get("tags") if isinstance(document, dict) else None
-            tags.extend(tag for tag in page or () if isinstance(tag, str))
+            tags.extend(
+                tag for tag in (page if isinstance(page, list) else []) if isinstance(tag, str)
+            )
             following = _next_page(response.headers.get("link"), endpoint)
             if following is None or following == path:
                 break
