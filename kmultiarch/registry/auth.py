@@ -25,7 +25,9 @@ from kmultiarch.errors import RegistryAuthError
 
 DOCKER_HUB_CREDENTIAL_KEY = "https://index.docker.io/v1/"
 _DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
-HELPER_TIMEOUT = 15.0
+#: How long a credential helper may take (Docker Desktop's store hangs while Desktop is off).
+DEFAULT_HELPER_TIMEOUT = 10.0
+HELPER_TIMEOUT_ENV = "KMULTIARCH_CREDENTIAL_HELPER_TIMEOUT"
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,15 @@ class CredentialStore:
         self._environ = os.environ if environ is None else environ
         self._memo: dict[str, Credentials | None] = {}
         self._extra = list(extra)
+        self._helpers: dict[tuple[str, str], Credentials | None] = {}
+        #: Per host, what went wrong while looking for its credentials (a helper that hung).
+        self.problems: dict[str, list[str]] = {}
+        try:
+            self._helper_timeout = float(
+                self._environ.get(HELPER_TIMEOUT_ENV) or DEFAULT_HELPER_TIMEOUT
+            )
+        except ValueError:
+            self._helper_timeout = DEFAULT_HELPER_TIMEOUT
 
     def auth_files(self) -> list[Path]:
         env = self._environ
@@ -174,6 +185,10 @@ class CredentialStore:
         return self._memo[normalised]
 
     def _find(self, host: str) -> Credentials | None:
+        """docker's order in each auth file (credHelpers for the host, then credsStore, then
+        the file's auths), going on to the next source whenever one finds nothing; podman's
+        files after docker's. A helper that fails is said once (:attr:`problems`) and counts
+        as finding nothing: public images still resolve anonymously."""
         for path in self.auth_files():
             config = _read_auth_file(path)
             if config is None:
@@ -181,25 +196,39 @@ class CredentialStore:
             helpers = config.get("credHelpers")
             if isinstance(helpers, Mapping):
                 for key, helper in helpers.items():
-                    if _normalise_auth_key(key) == host and isinstance(helper, str):
-                        return _run_credential_helper(helper, host, path)
+                    if _normalise_auth_key(key) == host and isinstance(helper, str) and helper:
+                        found = self._ask_helper(helper, host, path)
+                        if found is not None:
+                            return found
+            store = config.get("credsStore")
+            if isinstance(store, str) and store:
+                found = self._ask_helper(store, host, path)
+                if found is not None:
+                    return found
             auths = config.get("auths")
-            entry = None
             if isinstance(auths, Mapping):
                 for key, value in auths.items():
                     if _normalise_auth_key(key) == host and isinstance(value, Mapping):
-                        entry = value
-                        break
-            if entry is not None:
-                credentials = _credentials_from_entry(entry, host, path)
-                if credentials is not None:
-                    return credentials
-            store = config.get("credsStore")
-            if isinstance(store, str) and store:
-                found = _run_credential_helper(store, host, path)
-                if found is not None:
-                    return found
+                        credentials = _credentials_from_entry(value, host, path)
+                        if credentials is not None:
+                            return credentials
         return None
+
+    def problems_for(self, host: str) -> list[str]:
+        return self.problems.get(_normalise_auth_key(host), [])
+
+    def _ask_helper(self, suffix: str, host: str, path: Path) -> Credentials | None:
+        """One helper, asked at most once per run for a host; a failure is remembered."""
+        key = (suffix, host)
+        if key not in self._helpers:
+            try:
+                self._helpers[key] = _run_credential_helper(
+                    suffix, host, path, timeout=self._helper_timeout
+                )
+            except RegistryAuthError as exc:
+                self._helpers[key] = None
+                self.problems.setdefault(host, []).append(str(exc))
+        return self._helpers[key]
 
 
 def _read_auth_file(path: Path) -> Mapping[str, object] | None:
@@ -243,7 +272,9 @@ def _credentials_from_entry(
     return None
 
 
-def _run_credential_helper(suffix: str, host: str, path: Path) -> Credentials | None:
+def _run_credential_helper(
+    suffix: str, host: str, path: Path, *, timeout: float = DEFAULT_HELPER_TIMEOUT
+) -> Credentials | None:
     program = f"docker-credential-{suffix}"
     executable = shutil.which(program)
     if executable is None:
@@ -256,11 +287,18 @@ def _run_credential_helper(suffix: str, host: str, path: Path) -> Credentials | 
             [executable, "get"],
             input=server_url.encode(),
             capture_output=True,
-            timeout=HELPER_TIMEOUT,
+            timeout=timeout,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RegistryAuthError(f"credential helper {program} failed for {host}: {exc}") from None
+    except subprocess.TimeoutExpired:
+        raise RegistryAuthError(
+            f"credential helper {program} (named in {path}) did not answer for {host} within "
+            f"{timeout:g} s"
+        ) from None
+    except OSError as exc:
+        raise RegistryAuthError(
+            f"credential helper {program} failed for {host}: {exc.strerror or exc}"
+        ) from None
     if completed.returncode != 0:
         # "credentials not found in native keychain" is an answer, not a failure.
         return None

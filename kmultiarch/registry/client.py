@@ -151,6 +151,7 @@ class RegistryClient:
         self._client: httpx.AsyncClient | None = None
         self._auth: dict[str, _EndpointAuth] = {}
         self._planned: dict[str, set[str]] = {}
+        self._credential_lookups: dict[str, asyncio.Future[Credentials | None]] = {}
         #: Requests made, by kind: token, manifest-head, manifest-get, blob.
         self.requests: Counter[str] = Counter()
 
@@ -408,11 +409,12 @@ class RegistryClient:
         if challenge is None:
             return None
         if challenge.scheme == "basic":
-            credentials = self._credentials(endpoint)
+            credentials = await self._credentials(endpoint)
             if credentials is None:
                 raise RegistryAuthError(
                     f"{source}: {endpoint.host} requires a login; run `docker login "
                     f"{endpoint.host}` or set DOCKER_CONFIG / REGISTRY_AUTH_FILE"
+                    f"{self._credential_problems(endpoint)}"
                 )
             return credentials.basic_header()
         if challenge.scheme != "bearer":
@@ -449,7 +451,7 @@ class RegistryClient:
                 f"{source}: {endpoint.host} sent a Bearer challenge without realm"
             )
         realm = challenge.realm
-        credentials = self._credentials(endpoint)
+        credentials = await self._credentials(endpoint)
         realm_parts = urlsplit(realm)
         if realm_parts.scheme not in ("http", "https"):
             raise RegistryAuthError(f"{source}: token realm {realm!r} is not an http(s) URL")
@@ -546,8 +548,20 @@ class RegistryClient:
         lifetime = max(lifetime, TOKEN_EXPIRY_MARGIN * 2)
         return _Token(frozenset(scopes), value, time.time() + lifetime - TOKEN_EXPIRY_MARGIN)
 
-    def _credentials(self, endpoint: Endpoint) -> Credentials | None:
-        return self.credentials.lookup(endpoint.host)
+    def _credential_problems(self, endpoint: Endpoint) -> str:
+        problems = self.credentials.problems_for(endpoint.host)
+        return f" ({'; '.join(problems)})" if problems else ""
+
+    async def _credentials(self, endpoint: Endpoint) -> Credentials | None:
+        """The host's credentials, looked up once per run in a worker thread: a credential
+        helper may take seconds (or hang until its timeout) without holding the event loop,
+        and every request for the host waits for the same lookup."""
+        host = endpoint.host
+        lookup = self._credential_lookups.get(host)
+        if lookup is None:
+            lookup = asyncio.ensure_future(asyncio.to_thread(self.credentials.lookup, host))
+            self._credential_lookups[host] = lookup
+        return await asyncio.shield(lookup)
 
     async def _send_following_redirects(
         self,
@@ -732,7 +746,7 @@ class RegistryClient:
             return RegistryAuthError(
                 f"{source}: {endpoint.host} refused access ({status}{detail}); if the image is "
                 f"private, run `docker login {endpoint.host}` or set DOCKER_CONFIG / "
-                "REGISTRY_AUTH_FILE"
+                f"REGISTRY_AUTH_FILE{self._credential_problems(endpoint)}"
             )
         if status == 404:
             return RegistryError(

@@ -322,3 +322,83 @@ def test_lock_says_what_the_cache_met(registry: SeededRegistry, tmp_path: Path) 
     again = run_kmultiarch(["lock", "--config", str(policy), "-o", str(lock), str(path)], env=env)
     assert again.returncode == 0, again.stderr
     assert "kmultiarch: warning:" in again.stderr and "cache" in again.stderr, again.stderr
+
+
+def _helper(directory: Path, name: str, script: str) -> Path:
+    """``docker-credential-<name>`` on PATH; it appends each server it is asked for to a log."""
+    directory.mkdir(parents=True, exist_ok=True)
+    log = directory / f"{name}.log"
+    helper = directory / f"docker-credential-{name}"
+    helper.write_text(f'#!/bin/sh\nread server\necho "$server" >> "{log}"\n{script}\n')
+    helper.chmod(0o755)
+    return log
+
+
+def test_a_hanging_credential_helper_costs_one_timeout_and_blocks_nothing(
+    registry: SeededRegistry, token_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Docker Desktop's store while Desktop is off: the helper hangs. It used to cost its full
+    timeout per image, one after another, holding the event loop so that healthy requests to
+    other registries timed out too. Now: asked once, in a worker thread, bounded; public images
+    still resolve anonymously."""
+    import os
+    import time
+
+    bin_dir = tmp_path / "bin"
+    log = _helper(bin_dir, "hang", "sleep 30")
+    docker = tmp_path / "docker"
+    docker.mkdir()
+    (docker / "config.json").write_text(json.dumps({"credHelpers": {token_registry.host: "hang"}}))
+    env = clean_env(
+        tmp_path,
+        {
+            "DOCKER_CONFIG": str(docker),
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "KMULTIARCH_CREDENTIAL_HELPER_TIMEOUT": "2",
+        },
+    )
+    keys = ["multiarch-oci", "multiarch-docker", "single-docker-amd64", "armv7-only"]
+    references = [token_registry.reference(key) for key in keys]
+    references += [registry.reference(key) for key in keys]
+    started = time.monotonic()
+    result = run_kmultiarch(
+        ["inspect", "--no-cache", "--timeout", "3", "--output", "json", *references], env=env
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert [entry["error"] for entry in result.json()] == [None] * len(references)
+    assert log.read_text().splitlines() == [token_registry.host], "asked once"
+    assert elapsed < 2 + 6, f"{elapsed:.1f} s"
+
+
+def test_a_credential_helper_that_finds_nothing_lets_the_search_go_on(
+    basic_auth_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """credHelpers, then credsStore, then auths (docker's order), going on when one finds
+    nothing: a credHelpers entry that found nothing stopped the search."""
+    import base64
+    import os
+
+    bin_dir = tmp_path / "bin"
+    log = _helper(bin_dir, "empty", 'echo "credentials not found in native keychain"; exit 1')
+    docker = tmp_path / "docker"
+    docker.mkdir()
+    user = f"alice:{basic_auth_registry.password}".encode()
+    (docker / "config.json").write_text(
+        json.dumps(
+            {
+                "credHelpers": {basic_auth_registry.host: "empty"},
+                "auths": {basic_auth_registry.host: {"auth": base64.b64encode(user).decode()}},
+            }
+        )
+    )
+    env = clean_env(
+        tmp_path,
+        {"DOCKER_CONFIG": str(docker), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+    )
+    result = run_kmultiarch(
+        ["inspect", "--output", "json", basic_auth_registry.reference("multiarch-oci")], env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.json()[0]["error"] is None
+    assert log.read_text().splitlines() == [basic_auth_registry.host]
