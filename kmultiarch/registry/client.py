@@ -66,11 +66,14 @@ MAX_ERROR_BODY = 64 * 1024
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where the API of a registry (or of its mirror) is served."""
+    """Where the API of a registry (or of its mirror) is served. ``base_url`` never holds
+    user info: a mirror URL's ``user:password@`` becomes ``credentials``, sent to that mirror
+    only and never shown."""
 
     registry: str
     base_url: str
     is_mirror: bool = False
+    credentials: Credentials | None = field(default=None, repr=False, compare=False)
 
     @property
     def origin(self) -> str:
@@ -107,6 +110,21 @@ class _EndpointAuth:
     tokens: list[_Token] = field(default_factory=list)
 
 
+def _without_user_info(url: str) -> tuple[str, Credentials | None]:
+    """``url`` without ``user:password@``, and those credentials (percent-decoded)."""
+    from urllib.parse import unquote
+
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    stripped = parts._replace(netloc=netloc).geturl()
+    return stripped, Credentials(unquote(parts.username), unquote(parts.password or ""))
+
+
 def is_loopback(host: str) -> bool:
     hostname = urlsplit(f"//{host}").hostname or host
     if hostname == "localhost":
@@ -121,7 +139,8 @@ def endpoints_for(registry: str, settings: RegistrySettings) -> list[Endpoint]:
     """The mirror (if any) then the registry itself, with the scheme each is reached over."""
     endpoints = []
     if settings.mirror:
-        endpoints.append(Endpoint(registry, settings.mirror.rstrip("/"), is_mirror=True))
+        base_url, credentials = _without_user_info(settings.mirror.rstrip("/"))
+        endpoints.append(Endpoint(registry, base_url, is_mirror=True, credentials=credentials))
     api_host = DOCKER_HUB_API if registry == DOCKER_HUB else registry
     if settings.insecure is True:
         scheme = "http"
@@ -545,6 +564,13 @@ class RegistryClient:
             raise RegistryAuthError(
                 f"{source}: token endpoint {urlsplit(realm).netloc} sent no token"
             )
+        if not value.isascii() or not value.isprintable() or " " in value:
+            # A token goes into a header line: control characters or non-ASCII would break
+            # it (and an error would echo it). It is refused without being shown.
+            raise RegistryAuthError(
+                f"{source}: token endpoint {urlsplit(realm).netloc} sent a token that is not "
+                "printable ASCII; refusing to use it"
+            )
         lifetime = max(lifetime, TOKEN_EXPIRY_MARGIN * 2)
         return _Token(frozenset(scopes), value, time.time() + lifetime - TOKEN_EXPIRY_MARGIN)
 
@@ -556,6 +582,8 @@ class RegistryClient:
         """The host's credentials, looked up once per run in a worker thread: a credential
         helper may take seconds (or hang until its timeout) without holding the event loop,
         and every request for the host waits for the same lookup."""
+        if endpoint.credentials is not None:
+            return endpoint.credentials
         host = endpoint.host
         lookup = self._credential_lookups.get(host)
         if lookup is None:

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from support import SeededRegistry, write_docker_config
 from support.cli import clean_env, run_kmultiarch
-from support.fault_proxy import FaultProxy, Gzip, Redirect, SetHeaders, Status
+from support.fault_proxy import (
+    ClosedPort,
+    FaultProxy,
+    Gzip,
+    Redirect,
+    SetHeaders,
+    Status,
+)
 from support.manifests import deployment, image, write_policy
 from support.seed import (
     OCI_INDEX,
@@ -402,3 +409,82 @@ def test_a_credential_helper_that_finds_nothing_lets_the_search_go_on(
     assert result.returncode == 0, result.stderr
     assert result.json()[0]["error"] is None
     assert log.read_text().splitlines() == [basic_auth_registry.host]
+
+
+def test_a_mirror_password_is_never_shown(tmp_path: Path) -> None:
+    """A mirror URL with user:password@ was printed in errors, SARIF and KRM results."""
+    password = "s3cret-Pa55"
+    with ClosedPort() as registry_port, ClosedPort() as mirror_port:
+        reference = f"{registry_port.host}/team/app:1.0"
+        mirror_host = mirror_port.host
+        policy = {
+            "apiVersion": "kmultiarch.dev/v1alpha1",
+            "kind": "MultiArchPolicy",
+            "spec": {
+                "registries": {
+                    registry_port.host: {
+                        "mirror": f"http://mirror-user:{password}@{mirror_port.host}"
+                    }
+                }
+            },
+        }
+        policy_path = tmp_path / "policy.yaml"
+        policy_path.write_text(json.dumps(policy))
+        stream = tmp_path / "stream.yaml"
+        stream.write_text(deployment("app", [reference]))
+        env = clean_env(tmp_path)
+        common = ["--no-cache", "--retries", "0", "--config", str(policy_path)]
+        runs = [
+            run_kmultiarch(["mutate", *common, str(stream)], env=env),
+            run_kmultiarch(["check", *common, "--output", "sarif", str(stream)], env=env),
+            run_kmultiarch(["inspect", *common, reference], env=env),
+            run_kmultiarch(
+                ["fn"],
+                env=env,
+                stdin=json.dumps(
+                    {
+                        "apiVersion": "config.kubernetes.io/v1",
+                        "kind": "ResourceList",
+                        "items": [__import__("yaml").safe_load(stream.read_text())],
+                        "functionConfig": policy,
+                    }
+                ),
+            ),
+        ]
+    # The KRM function hands its functionConfig back as the contract says: the user's own text.
+    function_output = __import__("yaml").safe_load(runs[3].stdout)
+    shown = [run.stdout + run.stderr for run in runs[:3]]
+    shown.append(json.dumps(function_output["results"]) + runs[3].stderr)
+    for text in shown:
+        assert password not in text and "mirror-user" not in text, text
+    assert "could not be resolved" in runs[0].stderr, runs[0].stderr
+    assert mirror_host in runs[0].stderr
+
+
+def test_a_token_with_control_characters_is_refused_unseen(
+    token_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A token with CR/LF or non-ASCII bytes ended up in an error line (httpx refuses the
+    header and its message quotes it)."""
+    assert token_registry.issuer is not None
+    hostile = "abc\r\nX-Injected: yes\u00e9"
+    with FaultProxy(token_registry.issuer.url) as issuer, FaultProxy(token_registry.url) as proxy:
+        issuer.inject("/", Status(200, body=json.dumps({"token": hostile}).encode()))
+        proxy.inject(
+            "/manifests/",
+            SetHeaders({"www-authenticate": f'Bearer realm="{issuer.url}/token",service="x"'}),
+        )
+        seeded = token_registry.images["multiarch-oci"]
+        result = run_kmultiarch(
+            [
+                "inspect",
+                "--no-cache",
+                "--retries",
+                "0",
+                f"{proxy.host}/{seeded.repository}:{seeded.tag}",
+            ],
+            env=clean_env(tmp_path),
+        )
+    assert result.returncode == 1
+    assert "X-Injected" not in result.stderr and "abc" not in result.stderr, result.stderr
+    assert "not printable ASCII" in result.stderr
