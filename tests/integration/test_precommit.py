@@ -256,3 +256,75 @@ def test_the_hook_resolves_from_the_registry_on_commit(
         check=False,
     )
     assert commit.returncode == 0, commit.stdout + commit.stderr
+
+
+def test_the_fix_hook_applies_issue_14_policy_keys_across_files(
+    tmp_path: Path,
+    registry: SeededRegistry,
+    hook_repository: tuple[Path, str],
+    pre_commit_home: Path,
+) -> None:
+    """The hooks see every staged file in one run: a Namespace in one file opts the workloads
+    of another in (mode: optIn); preferences and annotate shape what the fixer writes."""
+    env = hook_env(tmp_path, pre_commit_home)
+    source = tmp_path / "source"
+    source.mkdir()
+    write_policy(
+        source / "policy.yaml",
+        registry,
+        {"mode": "optIn", "preferences": {"linux/arm64": 60}, "annotate": True},
+    )
+    (source / "ns.yaml").write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+        '  annotations:\n    kmultiarch.dev/enabled: "true"\n'
+    )
+    (source / "app.yaml").write_text(
+        deployment("app", [image(registry, "multiarch-oci")], namespace="shop")
+    )
+    untouched = deployment("other", [image(registry, "multiarch-oci")], namespace="elsewhere")
+    (source / "other.yaml").write_text(untouched)
+    (source / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "repos": [
+                    {
+                        "repo": "placeholder",
+                        "rev": "placeholder",
+                        "hooks": [{"id": "kmultiarch-fix", "args": ["--config", "policy.yaml"]}],
+                    }
+                ]
+            }
+        )
+    )
+    repo = make_repository(tmp_path / "repo", source, hook_repository, env)
+    installed = pre_commit(["install"], repo, env)
+    assert installed.returncode == 0, installed.stderr
+    commit = subprocess.run(
+        ["git", "commit", "-m", "add app"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert commit.returncode != 0, commit.stdout + commit.stderr  # the fixer changed a file
+    fixed = yaml.safe_load((repo / "app.yaml").read_text())
+    template = fixed["spec"]["template"]
+    assert template["metadata"]["annotations"]["kmultiarch.dev/platforms"] == (
+        "linux/amd64,linux/arm64"
+    )
+    preferred = template["spec"]["affinity"]["nodeAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert preferred == [
+        {
+            "weight": 60,
+            "preference": {
+                "matchExpressions": [
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}
+                ]
+            },
+        }
+    ]
+    assert (repo / "other.yaml").read_text() == untouched
