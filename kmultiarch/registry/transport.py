@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import ssl
 
 import httpx
 
 from kmultiarch.core.policy import RegistrySettings
 from kmultiarch.errors import RegistryTransportError
+from kmultiarch.registry.proxies import ProxySettings
 
 
 class LazyTransport(httpx.AsyncBaseTransport):
@@ -18,13 +20,19 @@ class LazyTransport(httpx.AsyncBaseTransport):
     never reaches the network (warm cache) builds nothing at all.
     """
 
-    def __init__(self, limits: httpx.Limits, ca_settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self,
+        limits: httpx.Limits,
+        ca_settings: RegistrySettings | None = None,
+        proxies: ProxySettings | None = None,
+    ) -> None:
         self._limits = limits
         self._ca_settings = ca_settings
-        self._transports: dict[str, httpx.AsyncHTTPTransport] = {}
+        self._proxies = proxies or ProxySettings.from_environment(os.environ)
+        self._transports: dict[tuple[str, str | None], httpx.AsyncHTTPTransport] = {}
 
-    def _transport_for(self, scheme: str) -> httpx.AsyncHTTPTransport:
-        transport = self._transports.get(scheme)
+    def _transport_for(self, scheme: str, proxy: str | None) -> httpx.AsyncHTTPTransport:
+        transport = self._transports.get((scheme, proxy))
         if transport is None:
             # Plain HTTP never uses the context: an empty one is free; HTTPS verifies.
             verify: ssl.SSLContext | bool = (
@@ -32,12 +40,17 @@ class LazyTransport(httpx.AsyncBaseTransport):
                 if scheme == "https"
                 else False
             )
-            transport = httpx.AsyncHTTPTransport(verify=verify, limits=self._limits)
-            self._transports[scheme] = transport
+            transport = httpx.AsyncHTTPTransport(
+                verify=verify,
+                limits=self._limits,
+                proxy=httpx.Proxy(proxy) if proxy is not None else None,
+            )
+            self._transports[(scheme, proxy)] = transport
         return transport
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        transport = self._transport_for(request.url.scheme)
+        proxy = self._proxies.proxy_for(str(request.url))
+        transport = self._transport_for(request.url.scheme, proxy)
         return await transport.handle_async_request(request)
 
     async def __aenter__(self) -> LazyTransport:

@@ -19,6 +19,7 @@ from support.fault_proxy import (
     SetHeaders,
     Status,
 )
+from support.forward_proxy import ForwardProxy
 from support.manifests import deployment, image, write_policy
 from support.seed import (
     OCI_INDEX,
@@ -488,3 +489,52 @@ def test_a_token_with_control_characters_is_refused_unseen(
     assert result.returncode == 1
     assert "X-Injected" not in result.stderr and "abc" not in result.stderr, result.stderr
     assert "not printable ASCII" in result.stderr
+
+
+def test_environment_proxies_are_honoured_and_loopback_is_not_proxied(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """HTTP_PROXY/NO_PROXY were ignored (a custom transport turns httpx's own handling off).
+    The registry is reached through a forward proxy under a name only the proxy knows; the
+    same registry on its loopback address goes direct, and NO_PROXY sends a name direct."""
+    name = "registry.corp.test:5000"
+    key = "multiarch-oci"
+    seeded = registry.images[key]
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kmultiarch.dev/v1alpha1",
+                "kind": "MultiArchPolicy",
+                "spec": {"registries": {name: {"insecure": True}}},
+            }
+        )
+    )
+    proxied = f"{name}/{seeded.repository}:{seeded.tag}"
+    with ForwardProxy({name: registry.host}) as proxy:
+        env = {**clean_env(tmp_path), "HTTP_PROXY": proxy.url, "NO_PROXY": "other.test"}
+        result = run_kmultiarch(
+            [
+                "inspect",
+                "--no-cache",
+                "--config",
+                str(policy),
+                "-o",
+                "json",
+                proxied,
+                registry.reference(key),
+            ],
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+        assert [entry["platforms"] for entry in result.json()] == [list(seeded.platforms)] * 2
+        assert {request.host for request in proxy.seen} == {name}, proxy.seen
+        assert any("/manifests/" in request.path for request in proxy.seen)
+        seen_before = len(proxy.seen)
+        bypass = {**env, "NO_PROXY": "corp.test", "KMULTIARCH_TIMEOUT": "2"}
+        direct = run_kmultiarch(
+            ["inspect", "--no-cache", "--retries", "0", "--config", str(policy), proxied],
+            env=bypass,
+        )
+        assert direct.returncode == 1  # the name resolves nowhere without the proxy
+        assert len(proxy.seen) == seen_before
