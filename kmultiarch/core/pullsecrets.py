@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kmultiarch.core.workloads import Path, find_workloads
+from kmultiarch.core.workloads import WORKFLOW_SPEC_PATHS, Path, find_workloads
 from kmultiarch.errors import InputError
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
@@ -58,11 +58,14 @@ def pull_secret_configs(
         return []
     wanted: list[tuple[str, str]] = []
     for resource in resources:
+        workflow = _workflow_spec(resource)
         for workload in find_workloads(resource, extra_paths):
             for target in workload.targets:
-                names = _names(target.spec.get("imagePullSecrets"))
-                account = _text(target.spec.get("serviceAccountName")) or _text(
-                    target.spec.get("serviceAccount")
+                # An Argo Workflows template takes both from the workflow's spec.
+                pod_level = workflow if workflow is not None else target.spec
+                names = _names(pod_level.get("imagePullSecrets"))
+                account = _text(pod_level.get("serviceAccountName")) or _text(
+                    pod_level.get("serviceAccount")
                 )
                 names += accounts.get((workload.namespace, account or DEFAULT_SERVICE_ACCOUNT), [])
                 wanted.extend((workload.namespace, name) for name in names)
@@ -104,6 +107,20 @@ def _decode(secret: Mapping[str, object], key: tuple[str, str]) -> DockerConfig:
     if secret_type == DOCKER_CFG:
         config = {"auths": config}  # the legacy format is the auths mapping alone
     return DockerConfig(label, config)
+
+
+def _workflow_spec(resource: Mapping[str, object]) -> Mapping[str, object] | None:
+    api_version, kind = resource.get("apiVersion"), resource.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    group = api_version.rpartition("/")[0]
+    path = WORKFLOW_SPEC_PATHS.get((group, kind))
+    if path is None:
+        return None
+    spec: object = resource
+    for part in path:
+        spec = spec.get(part) if isinstance(spec, Mapping) else None
+    return spec if isinstance(spec, Mapping) else {}
 
 
 def _resources(value: object) -> Iterable[Mapping[str, object]]:

@@ -107,3 +107,35 @@ def test_line_breaks_in_the_base64_are_skipped_as_the_api_server_does() -> None:
     document = secret("wrapped", data={".dockerconfigjson": wrapped})
     (config,) = pull_secret_configs([document, pod({"imagePullSecrets": [{"name": "wrapped"}]})])
     assert config.config == CONFIG
+
+
+def test_an_argo_workflow_names_its_pull_secrets_at_the_workflow_level() -> None:
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": {
+            "imagePullSecrets": [{"name": "regcred"}],
+            "templates": [{"name": "main", "container": {"image": "registry.internal/a:1"}}],
+        },
+    }
+    (config,) = pull_secret_configs([secret("regcred"), workflow])
+    assert config.label == "Secret ns/regcred"
+    cron = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "CronWorkflow",
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {
+            "workflowSpec": {
+                "serviceAccountName": "runner",
+                "templates": [{"name": "main", "container": {"image": "registry.internal/a:1"}}],
+            }
+        },
+    }
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "runner", "namespace": "ns"},
+        "imagePullSecrets": [{"name": "regcred"}],
+    }
+    assert len(pull_secret_configs([secret("regcred"), account, cron])) == 1
