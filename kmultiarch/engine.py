@@ -34,6 +34,7 @@ from kmultiarch.core.scheduling import (
     PodPlan,
     plan_pod_with_inherited,
     supported_platforms,
+    windows_builds,
 )
 from kmultiarch.core.scope import (
     NamespaceInfo,
@@ -194,10 +195,20 @@ def _any_type(api_version: str, kind: str) -> bool:
     return True
 
 
-def run(sources: list[InputSource], policy: Policy, resolve: Resolve) -> EngineResult:
+#: The namespace of resources without metadata.namespace, as kubectl and helm take it.
+DEFAULT_NAMESPACE = "default"
+
+
+def run(
+    sources: list[InputSource],
+    policy: Policy,
+    resolve: Resolve,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+) -> EngineResult:
     """Decide and edit every pod of every source. Raises ManifestStreamError on bad YAML
-    before anything is resolved."""
-    return run_documents(sources, read_sources(sources), policy, resolve)
+    before anything is resolved. ``namespace``: that of resources that name none."""
+    return run_documents(sources, read_sources(sources), policy, resolve, namespace=namespace)
 
 
 def run_documents(
@@ -207,10 +218,11 @@ def run_documents(
     resolve: Resolve,
     *,
     edit: bool = True,
+    namespace: str = DEFAULT_NAMESPACE,
 ) -> EngineResult:
     """:func:`run` over documents already read. With ``edit=False`` the operations are
     decided but not applied: the caller adds its own and calls ``apply_edits``."""
-    candidates = list(_candidate_pods(documents, policy))
+    candidates = list(_candidate_pods(documents, policy, namespace or DEFAULT_NAMESPACE))
     references: list[ImageRef] = []
     for pod in candidates:
         if pod.status in ("excluded", "skipped"):
@@ -247,7 +259,9 @@ def run_documents(
 
 
 def _candidate_pods(
-    documents: Mapping[str, list[SourceDocument]], policy: Policy
+    documents: Mapping[str, list[SourceDocument]],
+    policy: Policy,
+    default_namespace: str = DEFAULT_NAMESPACE,
 ) -> Iterable[PodOutcome]:
     """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
     extra_paths = policy.pod_spec_paths()
@@ -262,7 +276,7 @@ def _candidate_pods(
             for workload in find_workloads(document.value, extra_paths):
                 for target in workload.targets:
                     status: PodStatus = "unchanged"
-                    if _out_of_scope(workload, target, policy, namespaces):
+                    if _out_of_scope(workload, target, policy, namespaces, default_namespace):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
@@ -331,14 +345,17 @@ def _out_of_scope(
     target: PodTarget,
     policy: Policy,
     namespaces: Mapping[str, NamespaceInfo],
+    default_namespace: str = DEFAULT_NAMESPACE,
 ) -> bool:
     """Excluded by kind, by a namespace name or glob, by the namespace selector (Namespaces of
-    the stream only), or, in optIn mode, not opted in."""
+    the stream only), or, in optIn mode, not opted in. A resource without metadata.namespace
+    is in ``default_namespace`` (``helm template`` output names none)."""
     if workload.kind in policy.exclude.kinds:
         return True
-    if namespace_excluded_by_glob(workload.namespace, policy.exclude.namespaces):
+    namespace_name = workload.namespace or default_namespace
+    if namespace_excluded_by_glob(namespace_name, policy.exclude.namespaces):
         return True
-    namespace = namespaces.get(workload.namespace)
+    namespace = namespaces.get(namespace_name)
     selector = policy.exclude.namespace_selector
     if selector is not None and namespace is not None and selector.matches(namespace.labels):
         return True
@@ -396,11 +413,15 @@ def _decide(
         # Metadata-only images (OLM bundles, artifacts) run wherever the pod runs.
         if not (image.resolution is not None and image.resolution.metadata_only)
     ]
-    supported = supported_platforms(
-        [platforms for platforms in image_platforms if platforms is not None], policy.platforms
-    )
+    known = [platforms for platforms in image_platforms if platforms is not None]
+    supported = supported_platforms(known, policy.platforms)
     plan = plan_pod_with_inherited(
-        pod.target.spec, pod.target.inherited, pod.target.path, supported, policy
+        pod.target.spec,
+        pod.target.inherited,
+        pod.target.path,
+        supported,
+        policy,
+        windows_builds(known, policy.platforms),
     )
     preferred: tuple[dict[str, object], ...] = ()
     if policy.preferences and not plan.problems:
@@ -486,6 +507,11 @@ def _findings_for(
                     image=image.container.image,
                     **base,
                 )
+            )
+    if pod.status in ("changed", "unchanged") and pod.plan is not None:
+        for rule, message in pod.plan.warnings:
+            findings.append(
+                Finding(rule, "warning", message, field_path=pod.target.field_path, **base)
             )
     if pod.status == "conflict" and pod.plan is not None:
         detail = "; ".join(

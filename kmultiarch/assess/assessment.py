@@ -38,7 +38,7 @@ from kmultiarch.core.findings import (
 )
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.scheduling import supported_platforms
+from kmultiarch.core.scheduling import describe_terms, supported_platforms
 from kmultiarch.core.workloads import format_field_path
 from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
@@ -209,9 +209,12 @@ def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
     touches_affinity = any("/affinity" in str(op.get("path", "")) for op in plan.operations)
     for term in pod.preferred:
         changes.append(f"prefer {_term_text(term)}")
-    if pod.preferred and not plan.required_labels:
+    if pod.preferred and not plan.node_terms:
         return tuple(changes)  # the affinity change is the preference
-    if touches_affinity and plan.required_labels:
+    if touches_affinity and len(plan.node_terms) > 1:
+        verb = "require" if policy.node_affinity == "required" else "prefer"
+        changes.append(f"{verb} node affinity {describe_terms(plan.node_terms)}")
+    elif touches_affinity and plan.required_labels:
         verb = "require" if policy.node_affinity == "required" else "prefer"
         for label, values in plan.required_labels.items():
             changes.append(f"{verb} node affinity {label} In [{', '.join(values)}]")

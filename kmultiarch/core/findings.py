@@ -39,9 +39,11 @@ class Rule:
     help: str
 
 
+INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
 FALLBACK_PLATFORMS = "fallback-platforms"
+PINNED_POD = "pinned-pod"
 POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
@@ -70,6 +72,21 @@ RULES: dict[str, Rule] = {
             "spec.fallbackPlatforms",
             "Check that the image exists and that the registry is reachable; declare its "
             "platforms under spec.overrides, or lock them (`kmultiarch lock`), to stop guessing.",
+        ),
+        Rule(
+            PINNED_POD,
+            "PinnedPod",
+            "A pod names its node (spec.nodeName) and does not run on every platform",
+            "spec.nodeName bypasses the scheduler, so kmultiarch adds no toleration or affinity: "
+            "make sure the node is of a platform the pod's images run on, or drop nodeName.",
+        ),
+        Rule(
+            INDISTINGUISHABLE_PLATFORMS,
+            "IndistinguishablePlatforms",
+            "The images run on one platform of the cluster but not on another that node "
+            "labels cannot tell apart (arm variants)",
+            "Name the node label that tells them apart in the policy: platforms: "
+            "[{platform: linux/arm/v7, nodeSelector: {example.com/arm-variant: v7}}].",
         ),
         Rule(
             POLICY_DRIFT,

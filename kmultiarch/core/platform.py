@@ -98,6 +98,12 @@ class Platform:
             raise InvalidPlatformError(f"invalid platform {text!r}: {exc}") from exc
 
     @property
+    def build(self) -> str:
+        """major.minor.build of ``os_version`` (``10.0.17763`` of ``10.0.17763.6659``): what the
+        kubelet writes into a Windows node's ``node.kubernetes.io/windows-build`` label."""
+        return ".".join(_build(self.os_version)) if self.os_version else ""
+
+    @property
     def is_unknown(self) -> bool:
         """``unknown/unknown``: how BuildKit marks attestation manifests in an index."""
         return UNKNOWN in (self.os, self.architecture)

@@ -132,6 +132,10 @@ class Policy:
     #: Platform -> weight (1-100) of a preferred node affinity term for pods that run on it
     #: and elsewhere.
     preferences: Mapping[Platform, int] = field(default_factory=dict)
+    #: Node labels (beyond kubernetes.io/os and arch) that the nodes of a platform carry and
+    #: others do not: ``platforms: [{platform: linux/arm/v7, nodeSelector: {...}}]``. They tell
+    #: apart platforms the kubelet labels alike (arm variants).
+    node_selectors: Mapping[Platform, Mapping[str, str]] = field(default_factory=dict)
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -196,10 +200,9 @@ def policy_from_spec(
     _check_keys(spec, SPEC_KEYS, "spec", source)
     defaults = Policy()
     platforms = defaults.platforms
+    node_selectors: dict[Platform, dict[str, str]] = {}
     if "platforms" in spec:
-        platforms = tuple(
-            dict.fromkeys(_platform_list(spec["platforms"], "spec.platforms", source))
-        )
+        platforms, node_selectors = _cluster_platforms(spec["platforms"], source)
         if not platforms:
             raise PolicyError(f"{source}: spec.platforms: list at least one node platform")
     tolerations = defaults.tolerations
@@ -227,6 +230,7 @@ def policy_from_spec(
         annotate=_flag(spec, "annotate", source),
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
         preferences=_preferences(spec.get("preferences"), platforms, source),
+        node_selectors=node_selectors,
         fallback_platforms=tuple(
             dict.fromkeys(
                 _platform_list(
@@ -285,6 +289,47 @@ def _platform_list(value: object, where: str, source: str) -> list[Platform]:
         except InvalidPlatformError as exc:
             raise PolicyError(f"{source}: {where}[{position}]: {exc}") from exc
     return platforms
+
+
+def _cluster_platforms(
+    value: object, source: str
+) -> tuple[tuple[Platform, ...], dict[Platform, dict[str, str]]]:
+    """``spec.platforms``: platform strings, or ``{platform, nodeSelector}`` mappings naming the
+    node labels that tell a platform's nodes apart (arm variants share kubernetes.io/arch)."""
+    where = "spec.platforms"
+    if not isinstance(value, list):
+        return tuple(dict.fromkeys(_platform_list(value, where, source))), {}
+    platforms: list[Platform] = []
+    selectors: dict[Platform, dict[str, str]] = {}
+    for position, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            platforms.append(_one_platform(item, f"{where}[{position}]", source))
+            continue
+        _check_keys(item, {"platform", "nodeSelector"}, f"{where}[{position}]", source)
+        platform = _one_platform(item.get("platform"), f"{where}[{position}].platform", source)
+        selector = item.get("nodeSelector") or {}
+        if not isinstance(selector, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k for k, v in selector.items()
+        ):
+            raise PolicyError(
+                f"{source}: {where}[{position}].nodeSelector: expected a mapping of node label "
+                'to value, like {example.com/arm-variant: "v7"}'
+            )
+        platforms.append(platform)
+        if selector:
+            selectors[platform] = dict(selector)
+    return tuple(dict.fromkeys(platforms)), selectors
+
+
+def _one_platform(value: object, where: str, source: str) -> Platform:
+    if not isinstance(value, str):
+        raise PolicyError(
+            f"{source}: {where}: expected a platform string, or {{platform, nodeSelector}}"
+        )
+    try:
+        return Platform.parse(value)
+    except InvalidPlatformError as exc:
+        raise PolicyError(f"{source}: {where}: {exc}") from exc
 
 
 def _tolerations(

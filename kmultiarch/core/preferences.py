@@ -70,7 +70,7 @@ def planned_view(
         for operation in operations
         if str(operation["path"]).startswith(prefix + "/")
     ]
-    merged = {**inherited, **spec}
+    merged = {**spec, **inherited}  # inherited: the fields the pod's own leave empty
     patched = apply_patch(merged, own) if own else merged
     assert isinstance(patched, Mapping)
     return patched
@@ -110,7 +110,7 @@ def apply_terms(
         else dict(operation)
         for operation in operations
     ]
-    if "affinity" in inherited and "affinity" not in spec:
+    if "affinity" in inherited:
         # An Argo template inheriting the workflow's affinity: its own replaces the workflow's,
         # so write the whole of it (as the plan does for inherited fields).
         affinity = deep_copy(patched.get("affinity"))

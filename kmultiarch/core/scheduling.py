@@ -4,34 +4,53 @@ Pure functions over plain data. The outcome for a pod is a :class:`PodPlan`: RFC
 operations (``add``/``replace``, paths from the document root) -- exactly what an admission
 webhook would return -- or the problems that keep the pod as it is.
 
-Semantics (k8s.io/api, scheduler):
-- a toleration covers a taint when effects match (or the toleration's is empty), keys match
-  (or the key is empty with ``Exists``), and values match (or the operator is ``Exists``);
-- required ``nodeSelectorTerms`` are ORed and expressions inside a term ANDed: an architecture
-  is required by constraining every term; an existing constraint on the same label is
-  intersected; an empty intersection is reported, never written;
-- ``nodeSelector`` must hold as well: one that contradicts the images is reported.
+The rule: after kmultiarch, the nodes a pod may be scheduled on are exactly the nodes its own
+constraints allowed (nodeSelector AND one of its required terms; its tolerations, the policy's
+taints aside) that are of a platform running every image of the pod. Where no such node can
+exist, the pod is reported and left unchanged.
+
+The scheduler's semantics (k8s.io/component-helpers ``scheduling/corev1``):
+- a toleration tolerates a taint when effects match (or the toleration's is empty), keys match
+  (or the key is empty with ``Exists``), and values match (or the operator is ``Exists``); for a
+  NoExecute taint the first matching toleration's ``tolerationSeconds`` bounds the stay;
+- ``nodeSelector`` AND any of the required ``nodeSelectorTerms``; expressions inside a term are
+  ANDed; a term with no expressions and no fields matches nothing; ``In``/``NotIn`` need values.
+
+Nodes of a platform are known by the labels the kubelet writes (``kubernetes.io/os``, ``/arch``,
+their ``beta.`` twins, ``node.kubernetes.io/windows-build`` from the os.version) and by the
+``nodeSelector`` the policy declares for the platform. The constraint for the platforms a pod
+may run on is a set of terms: one per OS with its architectures (``In`` lists), refined by
+those labels where platforms share an OS and architecture; a single term when the set is a
+product of OSes and architectures (the common case: ``kubernetes.io/arch In [...]``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from kmultiarch.core.patch import apply_patch, json_pointer, pointer_tokens
+from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, Toleration
 from kmultiarch.core.workloads import Path
 
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
+WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
 BETA_LABELS = {ARCH_LABEL: "beta.kubernetes.io/arch", OS_LABEL: "beta.kubernetes.io/os"}
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 PREFERRED_WEIGHT = 100
+NO_EXECUTE = "NoExecute"
+
+#: Rules of the warnings a plan carries (see core/findings.py).
+PINNED_POD = "pinned-pod"
+INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 
 Operation = dict[str, Any]
+#: One node selector term as kmultiarch writes it: label -> the values of an ``In`` expression.
+Term = dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -42,28 +61,89 @@ class PodPlan:
     operations: tuple[Operation, ...] = ()
     problems: tuple[str, ...] = ()
     added_tolerations: tuple[Mapping[str, object], ...] = ()
-    required_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The node constraint the pod needs (terms ORed; empty when it may run anywhere it could).
+    node_terms: tuple[Term, ...] = ()
+    #: (rule, message) pairs: what the user should know although the pod is not in conflict.
+    warnings: tuple[tuple[str, str], ...] = ()
 
     @property
     def changes(self) -> bool:
         return bool(self.operations)
 
+    @property
+    def required_labels(self) -> Mapping[str, tuple[str, ...]]:
+        """The constraint when it is a single term (label -> allowed values), else empty."""
+        return dict(self.node_terms[0]) if len(self.node_terms) == 1 else {}
+
 
 def supported_platforms(
     image_platforms: Iterable[frozenset[Platform]], cluster: Sequence[Platform]
 ) -> frozenset[Platform]:
-    """The cluster platforms on which every image of a pod runs."""
+    """The cluster platforms on which every image of a pod runs (for a Windows platform
+    without os.version: and the images share a build)."""
     images = list(image_platforms)
+    builds = windows_builds(images, cluster)
     return frozenset(
         node
         for node in cluster
         if all(any(platform.runs_on(node) for platform in platforms) for platforms in images)
+        and builds.get(node, ("any",)) != ()
     )
+
+
+def windows_builds(
+    image_platforms: Iterable[frozenset[Platform]], cluster: Sequence[Platform]
+) -> dict[Platform, tuple[str, ...]]:
+    """For each Windows cluster platform without os.version (its nodes' builds unknown): the
+    builds (major.minor.build) every image runs on, when the images name any. Windows
+    containers run only on a host of their build (process isolation)."""
+    images = list(image_platforms)
+    builds: dict[Platform, tuple[str, ...]] = {}
+    for node in cluster:
+        if node.os != "windows" or node.os_version:
+            continue
+        common: list[str] | None = None
+        for platforms in images:
+            matching = [p for p in sorted(platforms) if p.runs_on(node)]
+            if not matching or any(not p.os_version for p in matching):
+                continue  # runs on any build (or not at all: supported_platforms says so)
+            own = _ordered_unique(p.build for p in matching)
+            common = own if common is None else [b for b in common if b in own]
+        if common is not None:
+            builds[node] = tuple(common)
+    return builds
+
+
+def node_labels(platform: Platform, policy: Policy) -> dict[str, str]:
+    """The labels kmultiarch knows the nodes of ``platform`` carry."""
+    labels = {
+        ARCH_LABEL: platform.architecture,
+        OS_LABEL: platform.os,
+        BETA_LABELS[ARCH_LABEL]: platform.architecture,
+        BETA_LABELS[OS_LABEL]: platform.os,
+    }
+    if platform.os == "windows" and platform.os_version:
+        labels[WINDOWS_BUILD_LABEL] = platform.build
+    labels.update(policy.node_selectors.get(platform, {}))
+    return labels
+
+
+# -- tolerations ------------------------------------------------------------------------------
 
 
 def toleration_covers(existing: Mapping[str, object], wanted: Toleration) -> bool:
     """Whether ``existing`` (a toleration in the pod) already tolerates every taint that
-    ``wanted`` tolerates: ToleratesTaint, generalised from a taint to a toleration."""
+    ``wanted`` tolerates, for as long: ToleratesTaint generalised from a taint to a toleration,
+    and for NoExecute taints a ``tolerationSeconds`` no shorter than the wanted one's."""
+    if not _tolerates_like(existing, wanted):
+        return False
+    seconds = _seconds(existing)
+    if seconds is None or wanted.effect not in ("", NO_EXECUTE):
+        return True
+    return wanted.toleration_seconds is not None and seconds >= wanted.toleration_seconds
+
+
+def _tolerates_like(existing: Mapping[str, object], wanted: Toleration) -> bool:
     effect = _text(existing.get("effect"))
     if effect and effect != wanted.effect:
         return False
@@ -78,63 +158,634 @@ def toleration_covers(existing: Mapping[str, object], wanted: Toleration) -> boo
     return wanted.operator != "Exists" and _text(existing.get("value")) == wanted.value
 
 
+def _seconds(toleration: Mapping[str, object]) -> int | None:
+    """The stay a toleration grants on NoExecute taints (None: forever)."""
+    seconds = toleration.get("tolerationSeconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int):
+        return None
+    if _text(toleration.get("effect")) not in ("", NO_EXECUTE):
+        return None  # only valid with NoExecute; ignored otherwise
+    return max(seconds, 0)
+
+
 def tolerations_to_add(
     existing: Sequence[object], supported: Iterable[Platform], policy: Policy
 ) -> list[Mapping[str, object]]:
+    return [item for item, _ in _tolerations_with_positions(existing, supported, policy)]
+
+
+def _tolerations_with_positions(
+    existing: Sequence[object], supported: Iterable[Platform], policy: Policy
+) -> list[tuple[Mapping[str, object], int | None]]:
+    """The tolerations to add, each with the index of the existing toleration it must come
+    before (None: appended). The taint manager bounds a pod's stay by the first toleration
+    matching a taint, so one that tolerates for a while only must come after the new one."""
+    supported_set = set(supported)
     present = [item for item in existing if isinstance(item, Mapping)]
-    added: list[Mapping[str, object]] = []
+    added: list[tuple[Mapping[str, object], int | None]] = []
     for platform in policy.platforms:
-        if platform not in supported:
+        if platform not in supported_set:
             continue
         for toleration in policy.tolerations.get(platform, ()):
-            manifest = toleration.to_manifest()
-            if any(toleration_covers(item, toleration) for item in [*present, *added]):
+            if any(toleration_covers(item, toleration) for item in present) or any(
+                toleration_covers(item, toleration) for item, _ in added
+            ):
                 continue
-            added.append(manifest)
+            position = next(
+                (
+                    index
+                    for index, item in enumerate(existing)
+                    if isinstance(item, Mapping)
+                    and _tolerates_like(item, toleration)
+                    and _seconds(item) is not None
+                ),
+                None,
+            )
+            added.append((toleration.to_manifest(), position))
     return added
 
 
+# -- which nodes a pod's constraints allow ----------------------------------------------------
+
+
+def _selector_allows(selector: Mapping[str, object], platform: Platform, policy: Policy) -> bool:
+    labels = node_labels(platform, policy)
+    return all(str(value) == labels[key] for key, value in selector.items() if key in labels)
+
+
+def _expression_may_match(expression: object, platform: Platform, policy: Policy) -> bool:
+    """Whether nodes of ``platform`` may match a node selector requirement (labels kmultiarch
+    does not know for the platform may hold anything)."""
+    if not isinstance(expression, Mapping):
+        return False
+    operator = expression.get("operator")
+    raw_values = expression.get("values")
+    values = [str(v) for v in raw_values] if isinstance(raw_values, list) else []
+    if operator in ("In", "NotIn") and not values:
+        return False  # invalid: the scheduler's selector fails to parse and matches nothing
+    if operator in ("Gt", "Lt") and len(values) != 1:
+        return False
+    if operator not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+        return False
+    labels = node_labels(platform, policy)
+    key = expression.get("key")
+    if not isinstance(key, str) or key not in labels:
+        return True
+    value = labels[key]
+    if operator == "In":
+        return value in values
+    if operator == "NotIn":
+        return value not in values
+    if operator == "Exists":
+        return True
+    if operator == "DoesNotExist":
+        return False
+    try:
+        number, bound = int(value), int(values[0])
+    except ValueError:
+        return False
+    return number > bound if operator == "Gt" else number < bound
+
+
+def _field_may_match(requirement: object) -> bool:
+    if not isinstance(requirement, Mapping):
+        return False
+    values = requirement.get("values")
+    return (
+        requirement.get("key") == "metadata.name"
+        and requirement.get("operator") in ("In", "NotIn")
+        and isinstance(values, list)
+        and len(values) == 1
+    )
+
+
+def _term_platforms(
+    term: Mapping[str, object], universe: Sequence[Platform], policy: Policy
+) -> list[Platform] | None:
+    """The platforms of ``universe`` whose nodes may match ``term``; None for an empty term
+    (no expressions, no fields), which matches no node."""
+    expressions = _list(term.get("matchExpressions"))
+    fields = _list(term.get("matchFields"))
+    if not expressions and not fields:
+        return None
+    if not all(_field_may_match(requirement) for requirement in fields):
+        return []
+    return [
+        platform
+        for platform in universe
+        if all(_expression_may_match(e, platform, policy) for e in expressions)
+    ]
+
+
+# -- the terms that narrow a set of platforms to a subset -------------------------------------
+
+
+def wanted_terms(
+    targets: Sequence[Platform],
+    universe: Sequence[Platform],
+    policy: Policy,
+    builds: Mapping[Platform, tuple[str, ...]] | None = None,
+) -> tuple[list[Term], list[tuple[Platform, Platform]]]:
+    """Terms (ORed) that nodes of the ``targets`` platforms match and nodes of the other
+    platforms of ``universe`` do not; ``builds`` restricts Windows platforms to those builds.
+    Also (target, other) pairs whose nodes no known label tells apart (the terms match both)."""
+    targets = [p for p in universe if p in set(targets)]
+    restricted = {p: builds[p] for p in targets if builds and p in builds}
+    if set(targets) == set(universe) and not restricted:
+        return [], []
+    outside = [q for q in universe if q not in set(targets)]
+    requirements: list[Term] = []
+    indistinct: list[tuple[Platform, Platform]] = []
+    for platform in targets:
+        requirement: Term = {ARCH_LABEL: (platform.architecture,), OS_LABEL: (platform.os,)}
+        siblings = [
+            q for q in outside if (q.os, q.architecture) == (platform.os, platform.architecture)
+        ]
+        if siblings:
+            own = _refining_labels(platform, policy)
+            for sibling in siblings:
+                theirs = node_labels(sibling, policy)
+                if not any(theirs.get(label) != value for label, value in own.items()):
+                    indistinct.append((platform, sibling))
+            if own and all(
+                any(node_labels(q, policy).get(k) != v for k, v in own.items()) for q in siblings
+            ):
+                requirement.update({label: (value,) for label, value in own.items()})
+        if platform in restricted:
+            requirement[WINDOWS_BUILD_LABEL] = restricted[platform]
+        if requirement not in requirements:
+            requirements.append(requirement)
+    if all(set(r) <= {ARCH_LABEL, OS_LABEL} for r in requirements):
+        single = _product_term(targets, universe)
+        if single is not None:
+            return ([single] if single else []), indistinct
+    terms = _merged(requirements)
+    for term in terms:
+        for label in (ARCH_LABEL, OS_LABEL):
+            every = {node_labels(q, policy)[label] for q in universe}
+            if label in term and set(term[label]) >= every:
+                del term[label]
+    if any(not term for term in terms):
+        return [], indistinct
+    return terms, indistinct
+
+
+def _refining_labels(platform: Platform, policy: Policy) -> dict[str, str]:
+    """Labels beyond OS and architecture that the nodes of ``platform`` carry."""
+    labels = node_labels(platform, policy)
+    for label in (ARCH_LABEL, OS_LABEL, *BETA_LABELS.values()):
+        labels.pop(label, None)
+    return labels
+
+
+def _product_term(targets: Sequence[Platform], universe: Sequence[Platform]) -> Term | None:
+    """One term (architectures AND OSes) when the targets are exactly the universe's platforms
+    of some OSes and some architectures; None when they are not."""
+    architectures = _ordered_unique(p.architecture for p in targets)
+    systems = _ordered_unique(p.os for p in targets)
+    pairs = {(p.os, p.architecture) for p in targets}
+    product = {
+        (q.os, q.architecture)
+        for q in universe
+        if q.os in systems and q.architecture in architectures
+    }
+    if product != pairs:
+        return None
+    term: Term = {}
+    if set(architectures) != {q.architecture for q in universe}:
+        term[ARCH_LABEL] = tuple(architectures)
+    if set(systems) != {q.os for q in universe}:
+        term[OS_LABEL] = tuple(systems)
+    return term
+
+
+def _merged(requirements: list[Term]) -> list[Term]:
+    """Merge terms that differ in the values of one label into one ``In`` list, architectures
+    first (pairs sharing an OS), until no two can be merged: an exact rewrite."""
+    terms = [dict(term) for term in requirements]
+    changed = True
+    while changed:
+        changed = False
+        labels = _ordered_unique(label for term in terms for label in term)
+        labels.sort(key=lambda label: (label != ARCH_LABEL, label != OS_LABEL))
+        for label in labels:
+            merged: list[Term] = []
+            for term in terms:
+                partner = next(
+                    (
+                        other
+                        for other in merged
+                        if set(other) == set(term)
+                        and label in term
+                        and all(other[k] == term[k] for k in term if k != label)
+                    ),
+                    None,
+                )
+                if partner is None:
+                    merged.append(dict(term))
+                else:
+                    partner[label] = tuple(_ordered_unique([*partner[label], *term[label]]))
+            if len(merged) < len(terms):
+                terms, changed = merged, True
+                break
+    return terms
+
+
 def required_labels(supported: frozenset[Platform], policy: Policy) -> dict[str, tuple[str, ...]]:
-    """Node label constraints that narrow the cluster to the supported platforms: an
-    architecture (and OS) list when the pod runs on fewer than the cluster has."""
-    constraints: dict[str, tuple[str, ...]] = {}
-    for label, part in ((OS_LABEL, "os"), (ARCH_LABEL, "architecture")):
-        cluster_values = _ordered_unique(getattr(p, part) for p in policy.platforms)
-        allowed = _ordered_unique(getattr(p, part) for p in policy.platforms if p in supported)
-        if set(allowed) != set(cluster_values):
-            constraints[label] = tuple(allowed)
-    return dict(sorted(constraints.items(), key=lambda item: item[0] != ARCH_LABEL))
+    """Node label constraints that narrow the cluster to the supported platforms, when one
+    term can say it: an architecture (and OS) list when the pod runs on fewer than the
+    cluster has."""
+    terms, _ = wanted_terms(
+        [p for p in policy.platforms if p in supported], policy.platforms, policy
+    )
+    return dict(terms[0]) if len(terms) == 1 else {}
+
+
+# -- the plan ---------------------------------------------------------------------------------
 
 
 def plan_pod(
-    spec: Mapping[str, object], path: Path, supported: frozenset[Platform], policy: Policy
+    spec: Mapping[str, object],
+    path: Path,
+    supported: frozenset[Platform],
+    policy: Policy,
+    builds: Mapping[Platform, tuple[str, ...]] | None = None,
 ) -> PodPlan:
-    """Plan the changes for the pod spec (or Argo template) at ``path``."""
+    """Plan the changes for the pod spec (or Argo template) at ``path``. ``builds``: the
+    Windows builds the images run on (:func:`windows_builds`)."""
+    cluster = list(policy.platforms)
     if not supported:
         return PodPlan(
             supported,
             problems=(
-                f"no platform in spec.platforms ({format_platforms(set(policy.platforms))}) runs "
+                f"no platform in spec.platforms ({format_platforms(set(cluster))}) runs "
                 "every image of this pod",
             ),
         )
-    labels = required_labels(supported, policy)
-    problems = _node_selector_conflicts(spec, labels)
-    if problems:
+    node_name = spec.get("nodeName")
+    if isinstance(node_name, str) and node_name:
+        return _pinned(supported, node_name, cluster)
+    selector = spec.get("nodeSelector")
+    selector = selector if isinstance(selector, Mapping) else {}
+    allowed = [p for p in cluster if _selector_allows(selector, p, policy)]
+    reachable = [p for p in allowed if p in supported]
+    if not reachable:
+        problems = _node_selector_problems(selector, supported, policy) or [
+            f"nodeSelector allows no node of platform {format_platforms(supported)}, the only "
+            "ones that run every image"
+        ]
         return PodPlan(supported, problems=tuple(problems))
-    labels = _not_pinned_by_node_selector(spec, labels)
+    builds = {p: b for p, b in (builds or {}).items() if p in set(reachable)}
+    wanted, indistinct = wanted_terms(reachable, allowed, policy, builds)
+    warnings = _indistinct_warnings(indistinct)
+    required = _required_terms(spec)
+    crossing = _cross_terms(required, path, supported, allowed, policy, builds)
+    if crossing.problems and policy.node_affinity != "none":
+        return PodPlan(supported, problems=tuple(crossing.problems))
+    landing = crossing.landing if crossing.landing is not None else set(reachable)
     operations: list[Operation] = []
-    added = tolerations_to_add(_list(spec.get("tolerations")), supported, policy)
-    if added:
-        operations.extend(_add_to_list(spec, path, "tolerations", added))
-    if labels and policy.node_affinity == "required":
-        affinity_operations, affinity_problems = _require_labels(spec, path, labels, policy)
-        if affinity_problems:
-            return PodPlan(supported, problems=tuple(affinity_problems))
-        operations.extend(affinity_operations)
-    elif labels and policy.node_affinity == "preferred":
-        operations.extend(_prefer_labels(spec, path, labels))
-    return PodPlan(supported, tuple(operations), (), tuple(added), labels)
+    positioned = _tolerations_with_positions(_list(spec.get("tolerations")), landing, policy)
+    if positioned:
+        operations.extend(_toleration_operations(spec, path, positioned))
+    if policy.node_affinity == "required" and wanted:
+        if required is None:
+            operations.extend(_new_required(spec, path, wanted))
+        else:
+            operations.extend(crossing.operations)
+    elif (
+        policy.node_affinity == "preferred" and wanted and (required is None or crossing.operations)
+    ):
+        operations.extend(_prefer_terms(spec, path, wanted))
+    return PodPlan(
+        supported,
+        tuple(operations),
+        (),
+        tuple(item for item, _ in positioned),
+        tuple(wanted),
+        tuple(warnings),
+    )
+
+
+def _pinned(supported: frozenset[Platform], node_name: str, cluster: list[Platform]) -> PodPlan:
+    """A pod with ``spec.nodeName`` is bound by whoever wrote it, not by the scheduler:
+    tolerations and affinity would be noise. Whether its node runs its images is reported."""
+    if set(cluster) <= supported:
+        return PodPlan(supported)
+    message = (
+        f"spec.nodeName pins the pod to node {node_name}, bypassing the scheduler: no "
+        f"toleration or affinity is added; its images run only on "
+        f"{format_platforms(supported)}, so node {node_name} must be of one of them"
+    )
+    return PodPlan(supported, warnings=((PINNED_POD, message),))
+
+
+def _indistinct_warnings(pairs: list[tuple[Platform, Platform]]) -> list[tuple[str, str]]:
+    warnings = []
+    for platform, other in pairs:
+        warnings.append(
+            (
+                INDISTINGUISHABLE_PLATFORMS,
+                f"the images run on {platform} but not on {other}, and no node label tells "
+                f"their nodes apart: the pod may land on {other} nodes; name a label that "
+                f"does in the policy (platforms: [{{platform: {platform}, nodeSelector: "
+                "{...}}])",
+            )
+        )
+    return warnings
+
+
+def _node_selector_problems(
+    selector: Mapping[str, object], supported: frozenset[Platform], policy: Policy
+) -> list[str]:
+    problems = []
+    for key, value in selector.items():
+        label = next(
+            (name for name in (ARCH_LABEL, OS_LABEL) if key in (name, BETA_LABELS[name])),
+            None,
+        )
+        if label is None:
+            continue
+        allowed = _ordered_unique(
+            node_labels(p, policy)[label] for p in policy.platforms if p in supported
+        )
+        if str(value) not in allowed:
+            problems.append(
+                f"nodeSelector {key}={value} contradicts the images, which run only on "
+                f"{label.rpartition('/')[2]} {', '.join(allowed)}"
+            )
+    return problems
+
+
+@dataclass
+class _Crossing:
+    operations: list[Operation]
+    problems: list[str]
+    #: Supported platforms the pod may land on with its required terms narrowed (None: the
+    #: pod has no required terms).
+    landing: set[Platform] | None
+
+
+def _required_terms(spec: Mapping[str, object]) -> list[object] | None:
+    """The pod's required node selector terms; None when there are none to cross with."""
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = node_affinity.get(REQUIRED) if isinstance(node_affinity, Mapping) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    return terms if isinstance(terms, list) and terms else None
+
+
+def _terms_path(path: Path) -> Path:
+    return (*path, "affinity", "nodeAffinity", REQUIRED, "nodeSelectorTerms")
+
+
+def _cross_terms(
+    terms: list[object] | None,
+    path: Path,
+    supported: frozenset[Platform],
+    allowed: list[Platform],
+    policy: Policy,
+    builds: Mapping[Platform, tuple[str, ...]],
+) -> _Crossing:
+    """The pod's required terms ANDed with the wanted constraint: each term narrowed to the
+    supported platforms it may match (split into one term per wanted term where needed); a
+    term that may match only unsupported nodes is removed when others remain."""
+    if terms is None:
+        return _Crossing([], [], None)
+    new_terms: list[object] = []
+    in_place: list[Operation] = []
+    reshaped = False
+    problems: list[str] = []
+    landing: set[Platform] = set()
+    for index, term in enumerate(terms):
+        term_path = (*_terms_path(path), index)
+        if not isinstance(term, Mapping):
+            problems.append(f"nodeSelectorTerms[{index}] is not a mapping")
+            continue
+        matched = _term_platforms(term, allowed, policy)
+        if matched is None:
+            new_terms.append(term)  # matches nothing, and must go on doing so
+            continue
+        targets = [p for p in matched if p in supported]
+        if not targets:
+            reshaped = True
+            continue
+        term_builds = {p: b for p, b in builds.items() if p in set(targets)}
+        wanted, _ = wanted_terms(targets, matched, policy, term_builds)
+        narrowed: list[tuple[list[Operation], dict[str, Any]]] = []
+        for want in wanted or [{}]:
+            result = _narrow_term(term, term_path, want, policy)
+            if result is not None:
+                narrowed.append(result)
+        if not narrowed:
+            reshaped = True
+            continue
+        landing.update(targets)
+        if len(narrowed) > 1:
+            reshaped = True
+        for operations, value in narrowed:
+            in_place.extend(operations)
+            new_terms.append(value)
+    if problems:
+        return _Crossing([], problems, None)
+    if not landing:
+        return _Crossing([], _term_problems(terms, supported, allowed, policy), None)
+    if not reshaped:
+        return _Crossing(in_place, [], landing)
+    operation = {"op": "replace", "path": json_pointer(_terms_path(path)), "value": new_terms}
+    return _Crossing([operation], [], landing)
+
+
+def _term_problems(
+    terms: list[object], supported: frozenset[Platform], allowed: list[Platform], policy: Policy
+) -> list[str]:
+    problems = []
+    for index, term in enumerate(terms):
+        matched = _term_platforms(term, allowed, policy) if isinstance(term, Mapping) else None
+        if matched is None:
+            continue
+        if not matched:
+            problems.append(
+                f"required node affinity term nodeSelectorTerms[{index}] allows no node "
+                "platform of the cluster"
+            )
+        else:
+            problems.append(
+                f"required node affinity term nodeSelectorTerms[{index}] allows only "
+                f"{format_platforms(set(matched))}, but the images run only on "
+                f"{format_platforms(supported)}"
+            )
+    return problems or ["every required node affinity term is empty and matches no node"]
+
+
+def _narrow_term(
+    term: Mapping[str, object], term_path: Path, want: Term, policy: Policy
+) -> tuple[list[Operation], dict[str, Any]] | None:
+    """Operations making ``term`` require ``want`` too (intersecting an ``In`` on the same
+    label in place, else appending an expression), and the term they make; None when the
+    intersection is empty."""
+    expressions = _list(term.get("matchExpressions"))
+    operations: list[Operation] = []
+    appended: list[dict[str, object]] = []
+    for label, values in want.items():
+        keys = (label, BETA_LABELS[label]) if label in BETA_LABELS else (label,)
+        on_label = [
+            (position, expression)
+            for position, expression in enumerate(expressions)
+            if isinstance(expression, Mapping) and expression.get("key") in keys
+        ]
+        if _implied(on_label, label, values, policy):
+            continue
+        if (
+            len(on_label) == 1
+            and on_label[0][1].get("operator") == "In"
+            and on_label[0][1].get("key") == label
+        ):
+            position, expression = on_label[0]
+            kept = [v for v in _list(expression.get("values")) if str(v) in values]
+            if not kept:
+                return None
+            operations.append(
+                {
+                    "op": "replace",
+                    "path": json_pointer((*term_path, "matchExpressions", position, "values")),
+                    "value": kept,
+                }
+            )
+            continue
+        appended.append(_expression(label, values))
+    if appended and isinstance(term.get("matchExpressions"), list):
+        operations.extend(
+            {
+                "op": "add",
+                "path": json_pointer((*term_path, "matchExpressions", "-")),
+                "value": expression,
+            }
+            for expression in appended
+        )
+    elif appended:
+        operations.append(_set(term, term_path, "matchExpressions", appended))
+    prefix = len(json_pointer(term_path))
+    relative = [{**operation, "path": operation["path"][prefix:]} for operation in operations]
+    value = apply_patch(deep_copy(dict(term)), relative) if relative else deep_copy(dict(term))
+    assert isinstance(value, dict)
+    return operations, value
+
+
+def _implied(
+    on_label: list[tuple[int, Mapping[str, object]]],
+    label: str,
+    values: tuple[str, ...],
+    policy: Policy,
+) -> bool:
+    """Whether the term's expressions on ``label`` already allow only ``values``."""
+    if label in BETA_LABELS:
+        allowed = {node_labels(p, policy)[label] for p in policy.platforms} | set(values)
+        for _, expression in on_label:
+            allowed &= _allowed_by(expression, allowed)
+        return allowed <= set(values)
+    return any(
+        expression.get("operator") == "In"
+        and {str(v) for v in _list(expression.get("values"))} <= set(values)
+        for _, expression in on_label
+    )
+
+
+def _allowed_by(expression: Mapping[str, object], universe: set[str]) -> set[str]:
+    operator = expression.get("operator")
+    values = {str(v) for v in _list(expression.get("values"))}
+    if operator == "In":
+        return values
+    if operator == "NotIn":
+        return universe - values
+    if operator == "DoesNotExist":
+        return set()
+    return set(universe)
+
+
+def _new_required(spec: Mapping[str, object], path: Path, wanted: list[Term]) -> list[Operation]:
+    new_terms = [{"matchExpressions": _expressions(term)} for term in wanted]
+    new_required = {"nodeSelectorTerms": new_terms}
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = node_affinity.get(REQUIRED) if isinstance(node_affinity, Mapping) else None
+    if not isinstance(affinity, Mapping):
+        return [_set(spec, path, "affinity", {"nodeAffinity": {REQUIRED: new_required}})]
+    if not isinstance(node_affinity, Mapping):
+        return [_set(affinity, (*path, "affinity"), "nodeAffinity", {REQUIRED: new_required})]
+    node_affinity_path = (*path, "affinity", "nodeAffinity")
+    if not isinstance(required, Mapping):
+        return [_set(node_affinity, node_affinity_path, REQUIRED, new_required)]
+    return [_set(required, (*node_affinity_path, REQUIRED), "nodeSelectorTerms", new_terms)]
+
+
+def _prefer_terms(spec: Mapping[str, object], path: Path, wanted: list[Term]) -> list[Operation]:
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    preferred = node_affinity.get(PREFERRED) if isinstance(node_affinity, Mapping) else None
+    existing = preferred if isinstance(preferred, list) else []
+    new = [
+        {"weight": PREFERRED_WEIGHT, "preference": {"matchExpressions": _expressions(term)}}
+        for term in wanted
+        if not any(_same_preference(item, _expressions(term)) for item in existing)
+    ]
+    if not new:
+        return []
+    if not isinstance(affinity, Mapping):
+        return [_set(spec, path, "affinity", {"nodeAffinity": {PREFERRED: new}})]
+    if not isinstance(node_affinity, Mapping):
+        return [_set(affinity, (*path, "affinity"), "nodeAffinity", {PREFERRED: new})]
+    return list(_add_to_list(node_affinity, (*path, "affinity", "nodeAffinity"), PREFERRED, new))
+
+
+def _same_preference(item: object, expressions: list[dict[str, object]]) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    preference = item.get("preference")
+    if not isinstance(preference, Mapping):
+        return False
+    existing = _list(preference.get("matchExpressions"))
+    return all(expression in existing for expression in expressions)
+
+
+def _expressions(term: Term) -> list[dict[str, object]]:
+    return [_expression(label, values) for label, values in term.items()]
+
+
+def _expression(label: str, values: tuple[str, ...]) -> dict[str, object]:
+    return {"key": label, "operator": "In", "values": list(values)}
+
+
+def describe_terms(terms: Sequence[Term]) -> str:
+    """``kubernetes.io/arch In [arm64]``, terms joined by ``or``: for messages."""
+    texts = [
+        " and ".join(f"{label} In [{', '.join(values)}]" for label, values in term.items())
+        for term in terms
+    ]
+    if len(texts) == 1:
+        return texts[0]
+    return " or ".join(f"({text})" for text in texts)
+
+
+def _toleration_operations(
+    spec: Mapping[str, object],
+    path: Path,
+    positioned: list[tuple[Mapping[str, object], int | None]],
+) -> list[Operation]:
+    existing = spec.get("tolerations")
+    if not isinstance(existing, list):
+        return [_set(spec, path, "tolerations", [dict(item) for item, _ in positioned])]
+    operations: list[Operation] = []
+    inserted_before: list[int] = []
+    for item, position in positioned:
+        if position is None:
+            where: str | int = "-"
+        else:
+            where = position + sum(1 for earlier in inserted_before if earlier <= position)
+            inserted_before.append(position)
+        operations.append(
+            {"op": "add", "path": json_pointer((*path, "tolerations", where)), "value": dict(item)}
+        )
+    return operations
 
 
 def plan_pod_with_inherited(
@@ -143,17 +794,18 @@ def plan_pod_with_inherited(
     path: Path,
     supported: frozenset[Platform],
     policy: Policy,
+    builds: Mapping[Platform, tuple[str, ...]] | None = None,
 ) -> PodPlan:
-    """Plan a pod whose mapping lacks scheduling fields it inherits (an Argo Workflows
-    template: its own tolerations/affinity/nodeSelector replace the workflow's). The decision
-    is made on the merged view; a change to an inherited field is written to the pod's own
-    mapping as the whole merged value, so what the workflow gave is kept."""
+    """Plan a pod whose mapping inherits scheduling fields it leaves empty (an Argo Workflows
+    template: the workflow's tolerations and nodeSelector where the template's are empty,
+    its affinity where the template's is null). The decision is made on the merged view; a
+    change to an inherited field is written to the pod's own mapping as the whole merged
+    value, so what the workflow gave is kept."""
     if not inherited:
-        return plan_pod(spec, path, supported, policy)
-    import copy
-
-    merged = {**copy.deepcopy(dict(inherited)), **spec}
-    plan = plan_pod(merged, (), supported, policy)
+        return plan_pod(spec, path, supported, policy, builds)
+    merged: dict[str, object] = {**spec}
+    merged.update({key: deep_copy(value) for key, value in inherited.items()})
+    plan = plan_pod(merged, (), supported, policy, builds)
     if not plan.operations:
         return plan
     patched = apply_patch(merged, plan.operations)
@@ -179,210 +831,13 @@ def plan_pod_with_inherited(
         tuple(operations),
         plan.problems,
         plan.added_tolerations,
-        plan.required_labels,
+        plan.node_terms,
+        plan.warnings,
     )
 
 
-def _node_selector_conflicts(
-    spec: Mapping[str, object], labels: Mapping[str, tuple[str, ...]]
-) -> list[str]:
-    selector = spec.get("nodeSelector")
-    if not isinstance(selector, Mapping):
-        return []
-    problems = []
-    for label, allowed in labels.items():
-        for key in (label, BETA_LABELS[label]):
-            value = selector.get(key)
-            if value is not None and str(value) not in allowed:
-                problems.append(
-                    f"nodeSelector {key}={value} contradicts the images, which run only on "
-                    f"{label.rpartition('/')[2]} {', '.join(allowed)}"
-                )
-    return problems
-
-
-def _not_pinned_by_node_selector(
-    spec: Mapping[str, object], labels: Mapping[str, tuple[str, ...]]
-) -> dict[str, tuple[str, ...]]:
-    """Labels a (consistent) nodeSelector already pins need no affinity as well."""
-    selector = spec.get("nodeSelector")
-    if not isinstance(selector, Mapping):
-        return dict(labels)
-    return {
-        label: values
-        for label, values in labels.items()
-        if selector.get(label) is None and selector.get(BETA_LABELS[label]) is None
-    }
-
-
-def _require_labels(
-    spec: Mapping[str, object], path: Path, labels: Mapping[str, tuple[str, ...]], policy: Policy
-) -> tuple[list[Operation], list[str]]:
-    new_expressions = [_expression(label, values) for label, values in labels.items()]
-    affinity = spec.get("affinity")
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    required = node_affinity.get(REQUIRED) if isinstance(node_affinity, Mapping) else None
-    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
-    new_required = {"nodeSelectorTerms": [{"matchExpressions": new_expressions}]}
-    if not isinstance(affinity, Mapping):
-        return [_set(spec, path, "affinity", {"nodeAffinity": {REQUIRED: new_required}})], []
-    if not isinstance(node_affinity, Mapping):
-        return [_set(affinity, (*path, "affinity"), "nodeAffinity", {REQUIRED: new_required})], []
-    node_affinity_path = (*path, "affinity", "nodeAffinity")
-    if not isinstance(required, Mapping):
-        return [_set(node_affinity, node_affinity_path, REQUIRED, new_required)], []
-    required_path = (*node_affinity_path, REQUIRED)
-    if not isinstance(terms, list) or not terms:
-        return [
-            _set(required, required_path, "nodeSelectorTerms", new_required["nodeSelectorTerms"])
-        ], []
-    operations: list[Operation] = []
-    problems: list[str] = []
-    universe = {
-        ARCH_LABEL: {p.architecture for p in policy.platforms},
-        OS_LABEL: {p.os for p in policy.platforms},
-    }
-    for index, term in enumerate(terms):
-        term_path = (*required_path, "nodeSelectorTerms", index)
-        if not isinstance(term, Mapping):
-            problems.append(f"nodeSelectorTerms[{index}] is not a mapping")
-            continue
-        if not _list(term.get("matchExpressions")) and not _list(term.get("matchFields")):
-            continue  # an empty term matches no node; constraining it would let it match some
-        expressions = _list(term.get("matchExpressions"))
-        appended: list[dict[str, object]] = []
-        for label, values in labels.items():
-            replacement, new_expression, problem = _constrain_term(
-                term_path, expressions, label, values, universe[label], index
-            )
-            if replacement is not None:
-                operations.append(replacement)
-            if new_expression is not None:
-                appended.append(new_expression)
-            if problem:
-                problems.append(problem)
-        if appended and isinstance(term.get("matchExpressions"), list):
-            operations.extend(
-                {
-                    "op": "add",
-                    "path": json_pointer((*term_path, "matchExpressions", "-")),
-                    "value": expression,
-                }
-                for expression in appended
-            )
-        elif appended:
-            operations.append(_set(term, term_path, "matchExpressions", appended))
-    return operations, problems
-
-
-def _constrain_term(
-    term_path: Path,
-    expressions: list[object],
-    label: str,
-    values: tuple[str, ...],
-    universe: set[str],
-    index: int,
-) -> tuple[Operation | None, dict[str, object] | None, str | None]:
-    """Make one nodeSelectorTerm allow only ``values`` of ``label``: a replacement of an
-    existing ``In`` list, or a new expression to append, or a problem."""
-    on_label = [
-        (position, expression)
-        for position, expression in enumerate(expressions)
-        if isinstance(expression, Mapping) and expression.get("key") in (label, BETA_LABELS[label])
-    ]
-    allowed = set(universe) | set(values)
-    for _, expression in on_label:
-        allowed &= _allowed_by(expression, allowed)
-    if allowed <= set(values):
-        if not allowed:
-            return (
-                None,
-                None,
-                (
-                    f"required node affinity term nodeSelectorTerms[{index}] allows no "
-                    f"{label.rpartition('/')[2]} of the cluster"
-                ),
-            )
-        return None, None, None
-    narrowed = [value for value in values if value in allowed]
-    if not narrowed:
-        return (
-            None,
-            None,
-            (
-                f"required node affinity term nodeSelectorTerms[{index}] allows "
-                f"{label} {', '.join(sorted(allowed))}, but the images run only on "
-                f"{', '.join(values)}"
-            ),
-        )
-    if (
-        len(on_label) == 1
-        and on_label[0][1].get("operator") == "In"
-        and on_label[0][1].get("key") == label
-    ):
-        position, expression = on_label[0]
-        kept = [v for v in _list(expression.get("values")) if str(v) in narrowed]
-        return (
-            {
-                "op": "replace",
-                "path": json_pointer((*term_path, "matchExpressions", position, "values")),
-                "value": kept,
-            },
-            None,
-            None,
-        )
-    return None, _expression(label, tuple(narrowed)), None
-
-
-def _allowed_by(expression: Mapping[str, object], universe: set[str]) -> set[str]:
-    operator = expression.get("operator")
-    values = {str(v) for v in _list(expression.get("values"))}
-    if operator == "In":
-        return values
-    if operator == "NotIn":
-        return universe - values
-    if operator == "Exists":
-        return set(universe)
-    if operator == "DoesNotExist":
-        return set()
-    return set(universe)
-
-
-def _prefer_labels(
-    spec: Mapping[str, object], path: Path, labels: Mapping[str, tuple[str, ...]]
-) -> list[Operation]:
-    expressions = [_expression(label, values) for label, values in labels.items()]
-    term = {"weight": PREFERRED_WEIGHT, "preference": {"matchExpressions": expressions}}
-    affinity = spec.get("affinity")
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    preferred = node_affinity.get(PREFERRED) if isinstance(node_affinity, Mapping) else None
-    if isinstance(preferred, list) and any(
-        _same_preference(item, expressions) for item in preferred
-    ):
-        return []
-    if not isinstance(affinity, Mapping):
-        return [_set(spec, path, "affinity", {"nodeAffinity": {PREFERRED: [term]}})]
-    if not isinstance(node_affinity, Mapping):
-        return [_set(affinity, (*path, "affinity"), "nodeAffinity", {PREFERRED: [term]})]
-    return list(_add_to_list(node_affinity, (*path, "affinity", "nodeAffinity"), PREFERRED, [term]))
-
-
-def _same_preference(item: object, expressions: list[dict[str, object]]) -> bool:
-    if not isinstance(item, Mapping):
-        return False
-    preference = item.get("preference")
-    if not isinstance(preference, Mapping):
-        return False
-    existing = _list(preference.get("matchExpressions"))
-    return all(expression in existing for expression in expressions)
-
-
-def _expression(label: str, values: tuple[str, ...]) -> dict[str, object]:
-    return {"key": label, "operator": "In", "values": list(values)}
-
-
 def _add_to_list(
-    parent: Mapping[str, object], parent_path: Path, key: str, items: list[Mapping[str, object]]
+    parent: Mapping[str, object], parent_path: Path, key: str, items: Sequence[Mapping[str, object]]
 ) -> list[Operation]:
     if isinstance(parent.get(key), list):
         return [

@@ -222,7 +222,7 @@ def _workflow_targets(
     if not isinstance(workflow, Mapping):
         return
     workflow_scheduling = {
-        key: workflow[key] for key in SCHEDULING_FIELDS if workflow.get(key) is not None
+        key: workflow[key] for key in SCHEDULING_FIELDS if _given(key, workflow.get(key))
     }
     for position, template in enumerate(_list(workflow.get("templates"))):
         if not isinstance(template, Mapping):
@@ -247,11 +247,22 @@ def _workflow_targets(
                     )
         if containers:
             inherited = {
-                key: value for key, value in workflow_scheduling.items() if key not in template
+                key: value
+                for key, value in workflow_scheduling.items()
+                if not _given(key, template.get(key))
             }
             yield PodTarget(
                 template_path, template, tuple(containers), _annotations(template), inherited
             )
+
+
+def _given(field_name: str, value: object) -> bool:
+    """Whether an Argo template (or workflow) sets a scheduling field, as the controller
+    judges it (workflowpod.go, addSchedulingConstraints): nodeSelector and tolerations when
+    non-empty, affinity when not null. A template inherits the workflow's field otherwise."""
+    if field_name == "affinity":
+        return value is not None
+    return isinstance(value, Mapping | list) and len(value) > 0
 
 
 def is_skipped(workload: Workload, target: PodTarget) -> bool:

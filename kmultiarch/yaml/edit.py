@@ -582,6 +582,9 @@ class _FastEditor:
         place = self.places[id(node)]
         parent = place.parent
         depth = -place.depth
+        narrowed = self.narrowed_sequence(node, value, depth)
+        if narrowed is not None:
+            return narrowed
         if isinstance(node, ScalarNode) and node.style in ("|", ">"):
             raise _NotExact
         block_collection = not isinstance(node, ScalarNode) and not _is_flow(node)
@@ -635,6 +638,43 @@ class _FastEditor:
         lines = self.style.inline(value, column)
         lines[0] = lead + lines[0]
         return [(start, after, depth, self.lines_over(after, lines))]
+
+    def narrowed_sequence(
+        self, node: Node, value: object, depth: int
+    ) -> list[tuple[int, int, int, str]] | None:
+        """A sequence of scalars replaced by some of its items, in order (an ``In`` list
+        narrowed): the kept items keep their text (quotes, style), the others are cut out.
+        None when the new value is not such a subsequence."""
+        if not isinstance(node, SequenceNode) or not isinstance(value, list) or not value:
+            return None
+        if not all(isinstance(item, ScalarNode) for item in node.value):
+            return None
+        original = self.values[id(node)]
+        assert isinstance(original, list)
+        kept: list[ScalarNode] = []
+        cursor = 0
+        for wanted in value:
+            while cursor < len(original) and original[cursor] != wanted:
+                cursor += 1
+            if cursor == len(original):
+                return None
+            kept.append(node.value[cursor])
+            cursor += 1
+        if len(kept) == len(node.value):
+            return None
+        if _is_flow(node):
+            items = ", ".join(self.text[i.start_mark.index : i.end_mark.index] for i in kept)
+            start, end = node.start_mark.index, node.end_mark.index
+            return [(start, end, depth, f"[{items}]")]
+        if any(item.style in ("|", ">") for item in node.value):
+            return None
+        column = node.start_mark.column
+        kept_ids = {id(item) for item in kept}
+        return [
+            (self.dash_line_start(item, column), _line_after(self.text, item), depth, "")
+            for item in node.value
+            if id(item) not in kept_ids
+        ]
 
     def block_under_key(self, node: Node, value: object, key_column: int) -> list[str]:
         """Block lines for a new collection value where a block collection was."""
