@@ -33,6 +33,9 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 
 
+#: A day: how long a cached tag answer may serve while its registry cannot be asked.
+DEFAULT_STALE_IF_ERROR = 24 * 3600.0
+
 @dataclass(frozen=True)
 class Toleration:
     """A pod toleration, as the policy asks for it to be added."""
@@ -123,6 +126,9 @@ class Policy:
     exclude: Exclusions = Exclusions()
     registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
     lock: Path | None = None
+    #: Seconds a cached tag answer may still serve when revalidating it fails (HTTP's
+    #: stale-if-error, for tags); 0: never.
+    stale_if_error: float = DEFAULT_STALE_IF_ERROR
     pod_specs: tuple[PodSpecLocation, ...] = ()
     annotate: bool = False
     fallback_platforms: tuple[Platform, ...] = ()
@@ -190,6 +196,7 @@ SPEC_KEYS = frozenset(
         "fallbackPlatforms",
         "mode",
         "preferences",
+        "staleIfError",
     }
 )
 
@@ -217,6 +224,15 @@ def policy_from_spec(
     lock = spec.get("lock")
     if lock is not None and not isinstance(lock, str):
         raise PolicyError(f"{source}: spec.lock: expected a file path string")
+    stale_if_error = spec.get("staleIfError", DEFAULT_STALE_IF_ERROR)
+    if (
+        isinstance(stale_if_error, bool)
+        or not isinstance(stale_if_error, int | float)
+        or stale_if_error < 0
+    ):
+        raise PolicyError(
+            f"{source}: spec.staleIfError: expected seconds (a number >= 0; 0 disables)"
+        )
     return Policy(
         platforms=platforms,
         tolerations=tolerations,
@@ -226,6 +242,7 @@ def policy_from_spec(
         exclude=_exclusions(spec.get("exclude"), source),
         registries=_registries(spec.get("registries"), source, base_dir),
         lock=_relative_to(source, lock, base_dir) if lock else None,
+        stale_if_error=float(stale_if_error),
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),

@@ -177,7 +177,7 @@ class Resolver:
         client = self.client_factory()
         self.stats.lookups += len(pending)
         try:
-            return await resolve_remote(
+            resolved = await resolve_remote(
                 client,
                 self.cache,
                 self.settings.concurrency,
@@ -189,3 +189,38 @@ class Resolver:
             )
         finally:
             self.requests = dict(client.requests)
+        for reference in stale:
+            resolution = resolved.get(reference)
+            if resolution is not None and resolution.error is not None:
+                resolved[reference] = self._stale_if_error(reference, resolution)
+        return resolved
+
+    def _stale_if_error(self, reference: ImageRef, failed: Resolution) -> Resolution:
+        """HTTP's stale-if-error, for tags: when revalidating a cached tag fails, its cached
+        answer still serves for ``staleIfError`` seconds past its TTL, with a warning."""
+        allowed = self.policy.stale_if_error
+        tag = self.cache.get_tag(tag_key(reference))
+        if allowed <= 0 or tag is None or failed.error is None:
+            return failed
+        age = time.time() - tag.checked_at
+        if age - self.cache.tag_ttl > allowed:
+            return failed
+        record = self.cache.get_platforms(tag.digest)
+        if record is None:
+            return failed
+        self.cache.warnings.append(
+            f"{reference}: {failed.error.reason}; using the answer cached {_duration(age)} ago "
+            f"(staleIfError: {_duration(allowed)})"
+        )
+        return Resolution(reference, record.platforms, tag.digest, record.media_type, "cache")
+
+
+def _duration(seconds: float) -> str:
+    """``2 h 5 min``, ``3 min``, ``40 s``: an age as people read it."""
+    seconds = max(0, int(seconds))
+    if seconds >= 3600:
+        hours, rest = divmod(seconds, 3600)
+        return f"{hours} h {rest // 60} min" if rest >= 60 else f"{hours} h"
+    if seconds >= 60:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"

@@ -538,3 +538,38 @@ def test_environment_proxies_are_honoured_and_loopback_is_not_proxied(
         )
         assert direct.returncode == 1  # the name resolves nowhere without the proxy
         assert len(proxy.seen) == seen_before
+
+
+@pytest.mark.parametrize("stale_if_error", [None, 0])
+def test_a_stale_tag_serves_when_its_registry_fails_stale_if_error(
+    registry: SeededRegistry, tmp_path: Path, stale_if_error: int | None
+) -> None:
+    """Once a tag's TTL had passed, an unreachable registry turned a cached image into
+    'unresolved' and the render silently dropped the tolerations it wrote an hour ago."""
+    seeded = registry.images["multiarch-oci"]
+    cache = tmp_path / "cache"
+    with FaultProxy(registry.url) as proxy:
+        stream = tmp_path / "stream.yaml"
+        stream.write_text(deployment("app", [f"{proxy.host}/{seeded.repository}:{seeded.tag}"]))
+        spec: dict[str, object] = {} if stale_if_error is None else {"staleIfError": stale_if_error}
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(
+            json.dumps(
+                {"apiVersion": "kmultiarch.dev/v1alpha1", "kind": "MultiArchPolicy", "spec": spec}
+            )
+        )
+        env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(cache)})
+        args = ["mutate", "--retries", "0", "--config", str(policy), str(stream)]
+        first = run_kmultiarch(args, env=env)
+        assert first.returncode == 0, first.stderr
+        assert "tolerations" in first.stdout
+        proxy.inject("/v2/", Status(503))
+        later = run_kmultiarch([*args, "--cache-ttl", "0"], env=env)
+        assert proxy.count(method="HEAD") >= 1, "the tag was revalidated"
+    assert later.returncode == 0, later.stderr
+    if stale_if_error is None:
+        assert later.stdout == first.stdout
+        assert "using the answer cached" in later.stderr and "staleIfError: 24 h" in later.stderr
+    else:
+        assert "tolerations" not in later.stdout
+        assert "could not be resolved" in later.stderr
