@@ -36,6 +36,7 @@ TOLERATION_OPERATORS = ("Equal", "Exists")
 #: A day: how long a cached tag answer may serve while its registry cannot be asked.
 DEFAULT_STALE_IF_ERROR = 24 * 3600.0
 
+
 @dataclass(frozen=True)
 class Toleration:
     """A pod toleration, as the policy asks for it to be added."""
