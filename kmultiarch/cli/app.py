@@ -7,6 +7,7 @@ exit 3 with the traceback written to a log file (never to the terminal).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -372,6 +373,7 @@ def cache_clear(cache_dir: str | None) -> int:
 
 def run(argv: list[str]) -> int:
     """Run the CLI and map every outcome to an exit code."""
+    _utf8_streams()
     try:
         result = cli.main(args=argv, prog_name="kmultiarch", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -396,11 +398,22 @@ def run(argv: list[str]) -> int:
     except Exception:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
         log_path = _write_crash_log()
         fail(
-            f"unexpected error ({sys.exc_info()[1]!r}); this is a bug in kmultiarch: "
-            f"please report it with the log at {log_path}"
+            # The exception's type only: its message may quote input (a manifest, a Secret).
+            f"unexpected error ({type(sys.exc_info()[1]).__name__}); this is a bug in "
+            f"kmultiarch: please report it with the log at {log_path}"
         )
         return EXIT_UNEXPECTED
     return int(result or 0)
+
+
+def _utf8_streams() -> None:
+    """Manifests are UTF-8 whatever the locale (kubectl reads UTF-8): stdout writes UTF-8, and
+    stderr escapes what its encoding cannot show instead of failing on it."""
+    for stream, errors in ((sys.stdout, "strict"), (sys.stderr, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(encoding="utf-8", errors=errors)
 
 
 def _silence_stdout() -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kmultiarch.output.safe import printable
+
 if TYPE_CHECKING:
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.core.policy import Policy
@@ -27,15 +29,15 @@ _warnings_file_broken = False
 
 
 def warn(message: str) -> None:
-    _report(f"kmultiarch: warning: {message}")
+    _report(f"kmultiarch: warning: {printable(message)}")
 
 
 def fail(message: str) -> None:
-    _report(f"kmultiarch: error: {message}")
+    _report(f"kmultiarch: error: {printable(message)}")
 
 
 def note(message: str) -> None:
-    _report(f"kmultiarch: {message}")
+    _report(f"kmultiarch: {printable(message)}")
 
 
 def _report(line: str) -> None:

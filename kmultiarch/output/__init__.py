@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from kmultiarch.output.safe import printable
+
 CHECK_FORMATS = ("text", "json", "github", "sarif")
 REPORT_FORMATS = ("text", "json", "html")
 
@@ -37,12 +39,13 @@ def display_path(source: str) -> str:
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[str]:
     """Columns padded to their widest cell; the last column is not padded."""
+    cleaned = [[printable(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
-    for row in rows:
+    for row in cleaned:
         for index, cell in enumerate(row):
             widths[index] = max(widths[index], len(cell))
     lines = []
-    for row in [list(headers), *map(list, rows)]:
+    for row in [list(headers), *cleaned]:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return lines

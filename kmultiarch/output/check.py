@@ -8,6 +8,7 @@ from typing import Any
 from kmultiarch.assess.assessment import CheckResult, PodVerdict
 from kmultiarch.core.findings import RULES, Finding
 from kmultiarch.output import display_path, table
+from kmultiarch.output.safe import github_data, github_property, github_verbatim, printable
 from kmultiarch.version import __version__
 
 VERDICT_TEXT = {
@@ -62,8 +63,10 @@ def format_text(result: CheckResult) -> str:
         lines.append("")
     for problem in result.problems:
         lines.append(
-            f"{display_path(problem.source)}:{problem.line}: {problem.severity}: "
-            f"{problem.headline} [{problem.rule}]"
+            printable(
+                f"{display_path(problem.source)}:{problem.line}: {problem.severity}: "
+                f"{problem.headline} [{problem.rule}]"
+            )
         )
     for diff in result.diffs.values():
         lines.append("")
@@ -146,20 +149,15 @@ def format_github(result: CheckResult) -> str:
         }
         if problem.source.startswith("<"):
             del properties["file"], properties["line"]
-        rendered = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
-        lines.append(f"::{problem.severity} {rendered}::{_escape_data(problem.headline)}")
+        rendered = ",".join(
+            f"{key}={github_property(printable(value))}" for key, value in properties.items()
+        )
+        lines.append(f"::{problem.severity} {rendered}::{github_data(printable(problem.headline))}")
     for diff in result.diffs.values():
-        lines.append(diff.rstrip("\n"))
+        # Diff lines are the manifests' own text: printed verbatim, never as commands.
+        lines.extend(github_verbatim(diff))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def format_sarif(result: CheckResult) -> str:

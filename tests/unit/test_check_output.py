@@ -11,7 +11,8 @@ from kmultiarch.assess.assessment import line_of
 from kmultiarch.io.manifestfiles import non_manifest_reason
 from kmultiarch.io.progress import HANDFUL, ProgressLine
 from kmultiarch.output import default_format, display_path, table
-from kmultiarch.output.check import _escape_data, _escape_property
+from kmultiarch.output.safe import github_data as _escape_data
+from kmultiarch.output.safe import github_property as _escape_property
 from kmultiarch.yaml.stream import read_stream
 
 POD = (

@@ -1,0 +1,133 @@
+"""Text from pull requests and registries, printed where people and runners read it (issue 13):
+terminals, CI logs, GitHub workflow commands. Nothing that came from outside may act there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support import SeededRegistry
+from support.cli import clean_env, run_kmultiarch
+from support.manifests import image, write_policy
+
+_ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def parse_workflow_commands(stdout: str) -> list[tuple[str, str]]:
+    """The commands a GitHub Actions runner would act on in ``stdout``, as the runner reads
+    it: leading white space trimmed; ``::name props::message``; ``::stop-commands::TOKEN``
+    suspends processing until a line ``::TOKEN::``."""
+    commands: list[tuple[str, str]] = []
+    stopped: str | None = None
+    for raw in stdout.split("\n"):  # the runner splits on LF alone
+        line = raw.lstrip()
+        if stopped is not None:
+            if line == f"::{stopped}::":
+                stopped = None
+            continue
+        if not line.startswith("::"):
+            continue
+        match = re.match(r"::([A-Za-z-]+)(?: ([^:]*))?::(.*)", line)
+        if match is None:
+            continue
+        name, _, message = match.groups()
+        if name == "stop-commands":
+            stopped = message
+            continue
+        commands.append((name, message))
+    return commands
+
+
+def test_the_parser_sees_what_the_runner_would(tmp_path: Path) -> None:
+    text = (
+        "::error file=a::x\n   ::add-mask::y\n::stop-commands::T\n::error::z\n::T::\n::warning::w\n"
+    )
+    assert parse_workflow_commands(text) == [("error", "x"), ("add-mask", "y"), ("warning", "w")]
+
+
+HOSTILE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: "web\\n::error file=forged::forged annotation\\e]0;pwned\\a"
+  namespace: default
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: {image}
+        args:
+        - |
+          ::add-mask::hunter2
+          ::stop-commands::silenced
+"""
+
+
+@pytest.fixture
+def hostile(registry: SeededRegistry, tmp_path: Path) -> tuple[Path, Path]:
+    directory = tmp_path / "manifests"
+    directory.mkdir()
+    # A file name with a line break and a workflow command in it.
+    path = directory / "app\n::error::forged-by-file-name.yaml"
+    path.write_text(HOSTILE_DEPLOYMENT.format(image=image(registry, "multiarch-oci")))
+    return path, write_policy(tmp_path / "policy.yaml", registry)
+
+
+def test_github_output_with_diff_cannot_be_forged_or_silenced(
+    hostile: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path, policy = hostile
+    result = run_kmultiarch(
+        ["check", "--output", "github", "--diff", "--config", str(policy), str(path)],
+        env=clean_env(tmp_path),
+    )
+    assert result.returncode == 1, result.stderr
+    assert "::add-mask::hunter2" in result.stdout, "the diff is shown"
+    commands = parse_workflow_commands(result.stdout)
+    assert [name for name, _ in commands] == ["error"], commands
+    assert "forged" not in commands[0][0]
+    assert "\n" not in commands[0][1] and "\x1b" not in commands[0][1]
+
+
+def test_warnings_and_tables_show_control_characters_escaped(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    stream = tmp_path / "stream.yaml"
+    stream.write_text(HOSTILE_DEPLOYMENT.format(image="registry.test/does-not-exist:1.0"))
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    env = clean_env(tmp_path)
+    mutate = run_kmultiarch(["mutate", "--config", str(policy), str(stream)], env=env)
+    check = run_kmultiarch(
+        ["check", "--output", "text", "--config", str(policy), str(stream)], env=env
+    )
+    assert mutate.returncode == 0, mutate.stderr
+    assert "could not be resolved" in mutate.stderr
+    for line in mutate.stderr.splitlines():
+        assert line.startswith("kmultiarch: "), line
+    assert not _ESCAPES.search(mutate.stderr), repr(mutate.stderr)
+    assert "\\n::error file=forged" in mutate.stderr and "\\x1b]0;pwned\\x07" in mutate.stderr
+    assert not _ESCAPES.search(check.stdout), repr(check.stdout)
+    assert not [line for line in check.stdout.splitlines() if line.lstrip().startswith("::error")]
+
+
+def test_a_non_utf8_stdout_gets_utf8_not_a_crash_that_dumps_the_output(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """With an ASCII stdout, a '✓' anywhere made the encoder fail, and the crash line quoted
+    the exception, that is the whole output (Secrets included)."""
+    stream = tmp_path / "stream.yaml"
+    stream.write_text(
+        "# ✓ reviewed\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
+        "stringData:\n  password: hunter2\n---\n"
+        + HOSTILE_DEPLOYMENT.format(image=image(registry, "multiarch-oci")).replace(
+            '"web\\n::error file=forged::forged annotation\\e]0;pwned\\a"', "web"
+        )
+    )
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    env = clean_env(tmp_path, {"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "LANG": "C"})
+    result = run_kmultiarch(["mutate", "--config", str(policy), str(stream)], env=env)
+    assert result.returncode == 0, result.stderr
+    assert "✓ reviewed" in result.stdout
+    assert "hunter2" not in result.stderr
