@@ -178,8 +178,8 @@ def _tolerations_with_positions(
     existing: Sequence[object], supported: Iterable[Platform], policy: Policy
 ) -> list[tuple[Mapping[str, object], int | None]]:
     """The tolerations to add, each with the index of the existing toleration it must come
-    before (None: appended). The taint manager bounds a pod's stay by the first toleration
-    matching a taint, so one that tolerates for a while only must come after the new one."""
+    before (None: appended). The taint manager bounds a pod's stay on a NoExecute taint by the
+    first toleration matching it, so one that tolerates for a while only must come after."""
     supported_set = set(supported)
     present = [item for item in existing if isinstance(item, Mapping)]
     added: list[tuple[Mapping[str, object], int | None]] = []
@@ -187,22 +187,44 @@ def _tolerations_with_positions(
         if platform not in supported_set:
             continue
         for toleration in policy.tolerations.get(platform, ()):
-            if any(toleration_covers(item, toleration) for item in present) or any(
-                toleration_covers(item, toleration) for item, _ in added
-            ):
+            if any(toleration_covers(item, toleration) for item, _ in added):
                 continue
-            position = next(
-                (
-                    index
-                    for index, item in enumerate(existing)
-                    if isinstance(item, Mapping)
-                    and _tolerates_like(item, toleration)
-                    and _seconds(item) is not None
-                ),
-                None,
-            )
-            added.append((toleration.to_manifest(), position))
+            limit = _limiting_toleration(existing, toleration)
+            if limit is None and any(_tolerates_like(item, toleration) for item in present):
+                continue
+            added.append((toleration.to_manifest(), limit))
     return added
+
+
+def _limiting_toleration(existing: Sequence[object], wanted: Toleration) -> int | None:
+    """The index of the first toleration that may match a NoExecute taint ``wanted``
+    tolerates, when it bounds the stay there more than ``wanted`` does."""
+    if wanted.effect not in ("", NO_EXECUTE):
+        return None
+    for index, item in enumerate(existing):
+        if not isinstance(item, Mapping) or not _may_overlap(item, wanted):
+            continue
+        seconds = _seconds(item)
+        if seconds is None or (
+            wanted.toleration_seconds is not None and seconds >= wanted.toleration_seconds
+        ):
+            return None
+        return index
+    return None
+
+
+def _may_overlap(existing: Mapping[str, object], wanted: Toleration) -> bool:
+    """Whether some taint tolerated by ``wanted`` is tolerated by ``existing`` too."""
+    effect = _text(existing.get("effect"))
+    if effect and wanted.effect and effect != wanted.effect:
+        return False
+    key = _text(existing.get("key"))
+    operator = _text(existing.get("operator")) or "Equal"
+    if key and wanted.key and key != wanted.key:
+        return False
+    if operator == "Exists" or wanted.operator == "Exists":
+        return True
+    return _text(existing.get("value")) == wanted.value
 
 
 # -- which nodes a pod's constraints allow ----------------------------------------------------
