@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,12 +23,40 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
         return Policy()
     source = os.fspath(path)
     try:
-        text = Path(source).read_text(encoding="utf-8")
+        text = read_config_file(source, "policy file")
     except FileNotFoundError as exc:
         raise PolicyError(f"{source}: policy file not found") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{source}: cannot read policy file: {exc}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PolicyError(f"{source}: cannot read policy file: {_reason(exc)}") from exc
     return parse_policy_text(text, source)
+
+
+#: Policy and lock files are small; a path that names something else (/dev/zero, a disk) is
+#: refused rather than read until memory runs out. A lock of every image of a monorepo stays
+#: far below this.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
+
+def read_config_file(source: str, what: str) -> str:
+    """A policy or lock file's text: a regular file (or a pipe, as ``<(...)`` gives), at most
+    MAX_CONFIG_BYTES, UTF-8. ValueError says what is wrong; OSError as the system says."""
+    descriptor = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        mode = os.fstat(stream.fileno()).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise ValueError(f"not a regular file; a {what} is a YAML file")
+        if stat.S_ISFIFO(mode):
+            os.set_blocking(stream.fileno(), True)
+        data = stream.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(f"larger than {MAX_CONFIG_BYTES} bytes; this is not a {what}")
+    return data.decode("utf-8")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
 
 
 def parse_policy_text(text: str, source: str) -> Policy:
@@ -51,13 +80,13 @@ def parse_lock(text: str, source: str) -> ImageLock:
 def load_lock(path: str | Path) -> ImageLock:
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_config_file(source, "lock file")
     except FileNotFoundError as exc:
         raise LockFileError(
             f"{source}: lock file not found; create it with `kmultiarch lock PATH... -o {source}`"
         ) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockFileError(f"{source}: cannot read the lock file: {exc}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise LockFileError(f"{source}: cannot read the lock file: {_reason(exc)}") from exc
     return parse_lock(text, source)
 
 

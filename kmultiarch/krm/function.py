@@ -9,6 +9,7 @@ summarises the run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,8 @@ from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
 from kmultiarch.core.resolution import Resolve
 from kmultiarch.engine import EngineResult, run_documents, summarise
 from kmultiarch.errors import InputError, PolicyError
-from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
+from kmultiarch.io.inputs import MAX_INPUT_BYTES
+from kmultiarch.yaml.stream import MAX_DOCUMENT_BYTES, InputSource, SourceDocument, read_stream
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -58,7 +60,14 @@ class FunctionOutput:
 
 
 def read_resource_list(text: str) -> SourceDocument:
-    documents = [doc for doc in read_stream(text, STDIN) if doc.value is not None]
+    """The ResourceList on stdin. kustomize sends every resource in this one document, so it
+    may be as large as any input (the input cap); each item is held to the per-document cap,
+    as the documents of a plain stream are."""
+    documents = [
+        doc
+        for doc in read_stream(text, STDIN, max_document_bytes=MAX_INPUT_BYTES)
+        if doc.value is not None
+    ]
     if (
         len(documents) != 1
         or not isinstance(documents[0].value, Mapping)
@@ -69,6 +78,15 @@ def read_resource_list(text: str) -> SourceDocument:
             "ResourceList); to transform a plain stream, use `kmultiarch fn POLICY.yaml` with "
             "the stream on stdin, or `kmultiarch mutate`"
         )
+    items = documents[0].value.get("items")
+    for position, item in enumerate(items if isinstance(items, list) else ()):
+        size = len(json.dumps(item, default=str))
+        if size > MAX_DOCUMENT_BYTES:
+            raise InputError(
+                f"{STDIN}: items[{position}] is about {size} bytes, more than the "
+                f"{MAX_DOCUMENT_BYTES} accepted for one resource (Kubernetes stores objects "
+                "of at most 1.5 MB)"
+            )
     return documents[0]
 
 

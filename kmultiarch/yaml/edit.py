@@ -35,6 +35,7 @@ from yaml.resolver import Resolver
 from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
 from kmultiarch.errors import ManifestStreamError
 from kmultiarch.yaml.stream import (
+    MAX_DOCUMENT_BYTES,
     SourceDocument,
     cyclic_gc_paused,
     has_exotic_line_breaks,
@@ -193,7 +194,10 @@ def _set_in_container(container: object, token: str, operation: _Operation, valu
 
 def _reads_back_as(text: str, document: SourceDocument, expected: object) -> bool:
     try:
-        documents = read_stream(text, document.source)
+        # The original passed its reader's size cap; the edited text is read back whatever size.
+        documents = read_stream(
+            text, document.source, max_document_bytes=max(MAX_DOCUMENT_BYTES, 4 * len(text))
+        )
     except ManifestStreamError:
         return False
     return len(documents) == 1 and documents[0].value == expected

@@ -303,7 +303,11 @@ def join_documents(texts: list[str]) -> str:
 
 
 def read_stream(
-    text: str, source: str, *, lazy_types: Callable[[str, str], bool] | None = None
+    text: str,
+    source: str,
+    *,
+    lazy_types: Callable[[str, str], bool] | None = None,
+    max_document_bytes: int = MAX_DOCUMENT_BYTES,
 ) -> list[SourceDocument]:
     """Cut ``text`` into documents, compose and check each one.
 
@@ -315,7 +319,7 @@ def read_stream(
     if text.startswith("\ufeff"):
         text = text[1:]
     exotic_breaks = has_exotic_line_breaks(text)
-    reader = _StreamReader(source)
+    reader = _StreamReader(source, max_document_bytes)
     documents: list[SourceDocument] = []
     line = 1
     with cyclic_gc_paused():
@@ -465,9 +469,10 @@ def _compose_document(text: str) -> Node | None:
 class _StreamReader:
     """Reads the documents of one stream; holds what is shared between them (alias budget)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> None:
         self.source = source
         self.alias_visits_left = MAX_ALIAS_VISITS
+        self.max_document_bytes = max_document_bytes
 
     def fail(self, index: int, start_line: int, line_in_document: int, reason: str) -> NoReturn:
         raise ManifestStreamError(
@@ -499,14 +504,14 @@ class _StreamReader:
         )
 
     def check_size(self, text: str, index: int, start_line: int) -> None:
-        size = len(text)
-        if size * 4 > MAX_DOCUMENT_BYTES and len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+        limit = self.max_document_bytes
+        if len(text) * 4 > limit and len(text.encode("utf-8")) > limit:
             self.fail(
                 index,
                 start_line,
                 0,
                 f"the document is {len(text.encode('utf-8'))} bytes, more than the "
-                f"{MAX_DOCUMENT_BYTES} accepted (Kubernetes stores objects of at most 1.5 MB); "
+                f"{limit} accepted (Kubernetes stores objects of at most 1.5 MB); "
                 "split it",
             )
 

@@ -131,3 +131,62 @@ def test_a_non_utf8_stdout_gets_utf8_not_a_crash_that_dumps_the_output(
     assert result.returncode == 0, result.stderr
     assert "✓ reviewed" in result.stdout
     assert "hunter2" not in result.stderr
+
+
+@pytest.mark.parametrize("what", ["config", "lock", "policy-lock"])
+def test_dev_zero_as_a_policy_or_lock_is_refused_at_once(tmp_path: Path, what: str) -> None:
+    """A policy's lock: /dev/zero (repository-controlled, e.g. through kustomize or Argo CD)
+    was read until memory ran out; the same for --config and --lock."""
+    import time
+
+    stream = tmp_path / "stream.yaml"
+    stream.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n"
+        + ("  lock: /dev/zero\n" if what == "policy-lock" else "  platforms: [linux/amd64]\n")
+    )
+    args = {
+        "config": ["--config", "/dev/zero"],
+        "lock": ["--config", str(policy), "--lock", "/dev/zero"],
+        "policy-lock": ["--config", str(policy)],
+    }[what]
+    started = time.monotonic()
+    result = run_kmultiarch(["mutate", *args, str(stream)], env=clean_env(tmp_path), timeout=60)
+    assert time.monotonic() - started < 10
+    assert result.returncode == 2, result.stderr
+    assert "/dev/zero" in result.stderr and "not a regular file" in result.stderr
+    assert result.stdout == ""
+
+
+def test_fn_accepts_a_resource_list_larger_than_one_document_may_be(tmp_path: Path) -> None:
+    """kustomize sends every resource in one ResourceList; fn refused one over 8 MB ('split
+    it') although mutate handles the same resources. Each item is still held to 8 MB."""
+    import json
+
+    filler = "x" * 3000
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"c{i}"},
+            "data": {"k": filler},
+        }
+        for i in range(3200)
+    ]
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+    }
+    text = json.dumps(resource_list)
+    assert len(text) > 9 * 1024 * 1024
+    result = run_kmultiarch(["fn"], env=clean_env(tmp_path), stdin=text, timeout=120)
+    assert result.returncode == 0, result.stderr[-500:]
+    assert "c3199" in result.stdout
+    items[0]["data"]["k"] = "y" * (9 * 1024 * 1024)
+    too_big = run_kmultiarch(
+        ["fn"], env=clean_env(tmp_path), stdin=json.dumps(resource_list), timeout=120
+    )
+    assert too_big.returncode == 2
+    assert "items[0]" in too_big.stderr and "8388608" in too_big.stderr
