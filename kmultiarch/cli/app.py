@@ -78,6 +78,16 @@ def resolver_options(function: F) -> F:
             envvar="KMULTIARCH_RETRIES",
             help="Retries on connection errors, 5xx and 429.",
         ),
+        click.option(
+            "-n",
+            "--namespace",
+            default="default",
+            show_default=True,
+            envvar="KMULTIARCH_NAMESPACE",
+            metavar="NAMESPACE",
+            help="The namespace of resources without metadata.namespace (as kubectl and helm "
+            "take it), for spec.exclude and the namespace selector.",
+        ),
         click.option("-v", "--verbose", count=True, help="Log each registry request to stderr."),
         click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr."),
     ]
@@ -99,6 +109,7 @@ def resolver_options(function: F) -> F:
                 )
             }
         )
+        run_options.namespace = kwargs.pop("namespace")
         run_options.lock = kwargs.pop("lock", None)
         run_options.offline = kwargs.pop("offline", False)
         _configure_logging(run_options.verbose)

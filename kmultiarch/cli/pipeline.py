@@ -36,7 +36,9 @@ def resolve_and_run(
     cache = options.open_cache()
     try:
         resolve = resolve_function(options, policy, cache)
-        result = run_documents(sources, documents, policy, resolve, edit=edit)
+        result = run_documents(
+            sources, documents, policy, resolve, edit=edit, namespace=options.namespace
+        )
         report_cache_warnings(options, cache)
     finally:
         cache.close()

@@ -79,6 +79,8 @@ class RunOptions:
     quiet: bool
     lock: str | None = None
     offline: bool = False
+    #: The namespace of resources that name none (``--namespace``).
+    namespace: str = "default"
     #: Docker configs of the pull secrets in the manifests being run on (memory only).
     pull_secrets: tuple[DockerConfig, ...] = ()
 

@@ -102,7 +102,7 @@ def _standalone(
     sources = collect_inputs(files)
     documents = read_sources(sources)
     resolve = factory(policy, pull_secrets_of(documents, policy))
-    result = run_documents(sources, documents, policy, resolve)
+    result = run_documents(sources, documents, policy, resolve, namespace=options.namespace)
     report_findings(result, options)
     if result.failed:
         fail("nothing was written: fix the errors above or set failurePolicy: Ignore")

@@ -172,7 +172,7 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
                 if progress is not None:
                     progress.finish()
 
-        result = run_documents(sources, documents, policy, resolve)
+        result = run_documents(sources, documents, policy, resolve, namespace=options.namespace)
         report_cache_warnings(options, cache)
         return result
     finally:
