@@ -307,7 +307,7 @@ def read_stream(
     source: str,
     *,
     lazy_types: Callable[[str, str], bool] | None = None,
-    max_document_bytes: int = MAX_DOCUMENT_BYTES,
+    max_document_bytes: int | None = None,
 ) -> list[SourceDocument]:
     """Cut ``text`` into documents, compose and check each one.
 
@@ -469,10 +469,10 @@ def _compose_document(text: str) -> Node | None:
 class _StreamReader:
     """Reads the documents of one stream; holds what is shared between them (alias budget)."""
 
-    def __init__(self, source: str, max_document_bytes: int = MAX_DOCUMENT_BYTES) -> None:
+    def __init__(self, source: str, max_document_bytes: int | None = None) -> None:
         self.source = source
         self.alias_visits_left = MAX_ALIAS_VISITS
-        self.max_document_bytes = max_document_bytes
+        self.max_document_bytes = max_document_bytes or MAX_DOCUMENT_BYTES
 
     def fail(self, index: int, start_line: int, line_in_document: int, reason: str) -> NoReturn:
         raise ManifestStreamError(
