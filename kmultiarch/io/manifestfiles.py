@@ -4,7 +4,6 @@ files and YAML that does not parse are told apart from manifests and skipped, no
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -14,7 +13,6 @@ from kmultiarch.io.inputs import STDIN, collect_inputs, manifest_files, read_byt
 from kmultiarch.yaml.stream import InputSource, decode_source, read_stream
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
-_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{\{-|\{%", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -27,12 +25,13 @@ def non_manifest_reason(name: str, text: str) -> str | None:
     """Why ``text`` (the file ``name``) is not a Kubernetes manifest, or None when it is one."""
     if PurePath(name).name in KUSTOMIZATION_NAMES:
         return "a kustomization, not a manifest"
-    if _TEMPLATE.search(text):
-        return "a template ({{ }}), not a rendered manifest"
+    # Decided from structure, not from a substring: "{{" appears in rendered manifests too
+    # (every Argo Workflow), and a Helm template either does not parse as YAML or has
+    # documents without apiVersion and kind.
     try:
         documents = read_stream(text, name)
     except ManifestStreamError as exc:
-        return f"not valid YAML ({exc})"
+        return f"not valid YAML, e.g. a template ({exc})"
     resources = [
         document.value
         for document in documents

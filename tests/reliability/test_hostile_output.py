@@ -190,3 +190,68 @@ def test_fn_accepts_a_resource_list_larger_than_one_document_may_be(tmp_path: Pa
     )
     assert too_big.returncode == 2
     assert "items[0]" in too_big.stderr and "8388608" in too_big.stderr
+
+
+ARGO_WORKFLOW = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: hello-
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    inputs:
+      parameters:
+      - name: message
+    container:
+      image: {image}
+      args: ["{{{{inputs.parameters.message}}}}"]
+"""
+
+
+def test_the_hook_checks_argo_workflows_and_skips_helm_templates(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """--skip-non-manifests skipped any file containing '{{' or '{%', even in a quoted string,
+    so every Argo Workflow passed the hook unchecked."""
+    workflow = tmp_path / "workflow.yaml"
+    workflow.write_text(ARGO_WORKFLOW.format(image=image(registry, "multiarch-oci")))
+    template = tmp_path / "deployment.yaml"
+    template.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"
+        "{{- if .Values.x }}\nspec: {}\n{{- end }}\n"
+    )
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    result = run_kmultiarch(
+        [
+            "check",
+            "-v",
+            "--skip-non-manifests",
+            "--output",
+            "text",
+            "--config",
+            str(policy),
+            str(workflow),
+            str(template),
+        ],
+        env=clean_env(tmp_path),
+    )
+    assert result.returncode == 1, result.stderr  # the workflow needs the arm64 toleration
+    assert "Workflow" in result.stdout and "NEEDS CHANGE" in result.stdout
+    assert "deployment.yaml" in result.stderr and "skipped" in result.stderr
+
+
+def test_template_detection_is_linear(tmp_path: Path) -> None:
+    """The detection regex was quadratic: 240 KB of '{{x' took 89 s."""
+    import time
+
+    path = tmp_path / "odd.yaml"
+    path.write_text("{{x" * 80_000)
+    started = time.monotonic()
+    result = run_kmultiarch(
+        ["check", "-v", "--skip-non-manifests", str(path)], env=clean_env(tmp_path)
+    )
+    assert time.monotonic() - started < 10
+    assert result.returncode == 0, result.stderr
+    assert "skipped" in result.stderr
