@@ -31,7 +31,7 @@ def non_manifest_reason(name: str, text: str) -> str | None:
     try:
         documents = read_stream(text, name)
     except ManifestStreamError as exc:
-        return f"not valid YAML, e.g. a template ({exc})"
+        return f"a template, or YAML that does not parse ({exc})"
     resources = [
         document.value
         for document in documents
