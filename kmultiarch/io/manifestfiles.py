@@ -31,7 +31,10 @@ def non_manifest_reason(name: str, text: str) -> str | None:
     try:
         documents = read_stream(text, name)
     except ManifestStreamError as exc:
-        return f"a template, or YAML that does not parse ({exc})"
+        # Only the wording depends on '{{' here: the file is skipped either way.
+        if "{{" in text or "{%" in text:
+            return f"a template ({{{{ }}}}) that does not parse as YAML ({exc})"
+        return f"not valid YAML ({exc})"
     resources = [
         document.value
         for document in documents
