@@ -575,7 +575,9 @@ def _cross_terms(
         return _Crossing([], [], None)
     new_terms: list[object] = []
     in_place: list[Operation] = []
-    reshaped = False
+    #: (index, terms to insert after the term at index): a term narrowed into several.
+    extra: list[tuple[int, list[dict[str, Any]]]] = []
+    removed = False
     problems: list[str] = []
     landing: set[Platform] = set()
     for index, term in enumerate(terms):
@@ -589,7 +591,7 @@ def _cross_terms(
             continue
         targets = [p for p in matched if p in supported]
         if not targets:
-            reshaped = True
+            removed = True
             continue
         term_builds = {p: b for p, b in builds.items() if p in set(targets)}
         wanted, _ = wanted_terms(targets, matched, policy, term_builds)
@@ -599,22 +601,28 @@ def _cross_terms(
             if result is not None:
                 narrowed.append(result)
         if not narrowed:
-            reshaped = True
+            removed = True
             continue
         landing.update(targets)
+        in_place.extend(narrowed[0][0])
+        new_terms.extend(value for _, value in narrowed)
         if len(narrowed) > 1:
-            reshaped = True
-        for operations, value in narrowed:
-            in_place.extend(operations)
-            new_terms.append(value)
+            extra.append((index, [value for _, value in narrowed[1:]]))
     if problems:
         return _Crossing([], problems, None)
     if not landing:
         return _Crossing([], _term_problems(terms, supported, allowed, policy), None)
-    if not reshaped:
-        return _Crossing(in_place, [], landing)
-    operation = {"op": "replace", "path": json_pointer(_terms_path(path)), "value": new_terms}
-    return _Crossing([operation], [], landing)
+    if removed:
+        operation = {"op": "replace", "path": json_pointer(_terms_path(path)), "value": new_terms}
+        return _Crossing([operation], [], landing)
+    # Each term narrowed in place; the copies a split adds go right after it (inserted from
+    # the last term backwards, so that the indices of the earlier ones hold).
+    inserts = [
+        {"op": "add", "path": json_pointer((*_terms_path(path), index + offset)), "value": value}
+        for index, values in reversed(extra)
+        for offset, value in enumerate(values, start=1)
+    ]
+    return _Crossing(in_place + inserts, [], landing)
 
 
 def _term_problems(

@@ -397,6 +397,10 @@ class _FastEditor:
                 f"cannot {operation.kind} {json_pointer(operation.path)}: parent is a scalar"
             )
         if _is_flow(container):
+            narrowed = self.narrowed_child(container, last, operation, value)
+            if narrowed is not None:
+                self.replace(narrowed, value)
+                return
             container = self.replace_with_value(container)
             _set_in_container(container, last, operation, value)
             return
@@ -642,6 +646,18 @@ class _FastEditor:
         lines = self.style.inline(value, column)
         lines[0] = lead + lines[0]
         return [(start, after, depth, self.lines_over(after, lines))]
+
+    def narrowed_child(
+        self, container: Node, token: str, operation: _Operation, value: object
+    ) -> Node | None:
+        """The sequence under a flow mapping that ``operation`` narrows (``{key: ...,
+        values: ['amd64', 'arm64']}``): edited alone, so that the mapping keeps its text."""
+        if operation.kind != "replace" or not isinstance(container, MappingNode):
+            return None
+        child = self.mapping_child(container, token)
+        if child is None or self.narrowed_sequence(child, value, 0) is None:
+            return None
+        return child
 
     def narrowed_sequence(
         self, node: Node, value: object, depth: int
