@@ -137,13 +137,16 @@ def unified_diffs(result: EngineResult) -> dict[str, str]:
     originals = {source.name: source.text for source in result.sources}
     for name in result.changed_sources():
         label = name.removeprefix("./")
+        lines = difflib.unified_diff(
+            originals[name].splitlines(keepends=True),
+            result.output_of(name).splitlines(keepends=True),
+            fromfile=f"a/{label}",
+            tofile=f"b/{label}",
+        )
+        # A last line without a line break gets the marker patch and git apply expect.
         diffs[name] = "".join(
-            difflib.unified_diff(
-                originals[name].splitlines(keepends=True),
-                result.output_of(name).splitlines(keepends=True),
-                fromfile=f"a/{label}",
-                tofile=f"b/{label}",
-            )
+            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+            for line in lines
         )
     return diffs
 

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.core.findings import Finding
 from kmultiarch.engine import EngineResult, read_sources, run_documents
+from kmultiarch.errors import InputError
 from kmultiarch.io.inputs import STDIN_NAME
+from kmultiarch.output.safe import printable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -157,5 +159,14 @@ def note_skipped(skipped: list[Skipped], options: RunOptions) -> None:
 def generated_at() -> str:
     """Now, or ``$SOURCE_DATE_EPOCH`` for reproducible output, as UTC ISO 8601."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch.isdigit() else datetime.now(UTC)
+    if not epoch:
+        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        moment = datetime.fromtimestamp(int(epoch), UTC)
+    except (ValueError, OverflowError, OSError):
+        # reproducible-builds.org: a malformed value is an error, not a silent fallback.
+        raise InputError(
+            f"SOURCE_DATE_EPOCH={printable(epoch[:40])!r} is not a UNIX time kmultiarch can "
+            "write (seconds since 1970, up to year 9999); fix or unset it"
+        ) from None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

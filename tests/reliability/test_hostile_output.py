@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
-from support.manifests import image, write_policy
+from support.manifests import deployment, image, write_policy
 
 _ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -255,3 +255,60 @@ def test_template_detection_is_linear(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     assert result.returncode == 0, result.stderr
     assert "skipped" in result.stderr
+
+
+def test_check_diff_of_a_file_without_a_final_newline_applies(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """The patch lacked the '\\ No newline at end of file' marker, so git apply refused it."""
+    import json
+    import subprocess
+
+    manifest = tmp_path / "app.yaml"
+    text = deployment("app", [image(registry, "multiarch-oci")]).rstrip("\n")
+    manifest.write_text(text)
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    env = clean_env(tmp_path)
+    result = run_kmultiarch(
+        ["check", "--config", str(policy), "--diff", "-o", "json", "app.yaml"],
+        env=env,
+        cwd=tmp_path,
+    )
+    diff = json.loads(result.stdout)["diffs"]["app.yaml"]
+    assert "\\ No newline at end of file" in diff
+    mutated = run_kmultiarch(["mutate", "--config", str(policy), "app.yaml"], env=env, cwd=tmp_path)
+    (tmp_path / "change.diff").write_text(diff)
+    subprocess.run(["git", "apply", "-p1", "change.diff"], cwd=tmp_path, check=True, timeout=30)
+    assert manifest.read_text() == mutated.stdout
+
+
+def test_a_lock_of_a_path_with_a_line_break_reads_back(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """The lock's header comment quoted the command, paths included: a line break in a path
+    left a line that is not a comment, and the lock could not be read back."""
+    directory = tmp_path / "odd\nname"
+    directory.mkdir()
+    (directory / "app.yaml").write_text(deployment("app", [image(registry, "multiarch-oci")]))
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    env = clean_env(tmp_path)
+    lock = tmp_path / "kmultiarch.lock"
+    made = run_kmultiarch(
+        ["lock", "--config", str(policy), "-o", str(lock), str(directory)], env=env
+    )
+    assert made.returncode == 0, made.stderr
+    used = run_kmultiarch(
+        ["mutate", "--config", str(policy), "--lock", str(lock), "--offline", str(directory)],
+        env=env,
+    )
+    assert used.returncode == 0, used.stderr
+    assert "tolerations" in used.stdout
+
+
+def test_an_out_of_range_source_date_epoch_is_a_clear_error(tmp_path: Path) -> None:
+    stream = tmp_path / "stream.yaml"
+    stream.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    env = clean_env(tmp_path, {"SOURCE_DATE_EPOCH": "99999999999999999999"})
+    result = run_kmultiarch(["report", str(stream)], env=env)
+    assert result.returncode == 2, result.stderr
+    assert "SOURCE_DATE_EPOCH" in result.stderr and "bug" not in result.stderr

@@ -16,6 +16,7 @@ from kmultiarch.core.reference import ImageRef
 from kmultiarch.engine import EngineResult, read_sources, run, run_documents
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
+from kmultiarch.output.safe import printable
 from kmultiarch.version import __version__
 from kmultiarch.yaml.stream import InputSource
 
@@ -67,7 +68,8 @@ def lock_images(
 def lock_header(command: str) -> list[str]:
     return [
         "kmultiarch lock file: the digest and platforms of every image the manifests reference.",
-        f"Made by `{command}` (kmultiarch {__version__}) at {generated_at()}.",
+        # The command names the user's paths: one comment line whatever they hold.
+        f"Made by `{printable(command)}` (kmultiarch {__version__}) at {generated_at()}.",
         "mutate, check, fn and report given --lock (or the policy's lock:) never look these up;",
         "with --offline they look up nothing at all. Refresh by running the same command again;",
         "`kmultiarch lock --check -o FILE` lists entries whose tag now points to another digest.",
