@@ -28,7 +28,9 @@ from yaml.nodes import MappingNode, SequenceNode
 
 from kmultiarch.core.findings import (
     FALLBACK_PLATFORMS,
+    INDISTINGUISHABLE_PLATFORMS,
     NEEDS_SCHEDULING,
+    PINNED_POD,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
@@ -125,7 +127,10 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
             pods.append(verdict)
             problems.extend(_problems(pod, verdict, unresolved_level))
     problems.extend(
-        finding for finding in result.findings if finding.rule in (POLICY_DRIFT, FALLBACK_PLATFORMS)
+        finding
+        for finding in result.findings
+        if finding.rule
+        in (POLICY_DRIFT, FALLBACK_PLATFORMS, PINNED_POD, INDISTINGUISHABLE_PLATFORMS)
     )
     diffs = unified_diffs(result) if with_diff else {}
     return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))

@@ -72,6 +72,7 @@ def test_check_names_the_terms_of_a_pod_for_two_operating_systems(
         "or (kubernetes.io/arch In [amd64] and kubernetes.io/os In [windows] and "
         "node.kubernetes.io/windows-build In [10.0.17763])"
     ) in result.stdout + result.stderr
+    assert "spec.nodeName pins the pod to node node-7" in result.stdout + result.stderr
 
     mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
     assert mutated.returncode == 0, mutated.stderr
