@@ -16,6 +16,7 @@ line that names the file, document or image concerned and says what to do. Libra
     │   └── RegistryTransportError  connection, timeout or server errors after retries
     ├── ResolutionError           why one image is unresolved, as data (reference, reason,
     │                             status, transient): carried by a Resolution, never raised
+    ├── WriteError                files that could not be written (each old or fully new)
     └── CacheError                a cache that cannot be used
 """
 
@@ -105,6 +106,11 @@ class ResolutionError(KmultiarchError):
 
     def __hash__(self) -> int:
         return hash((self.reference, self.reason, self.status, self.transient))
+
+
+class WriteError(KmultiarchError):
+    """Files could not be written. The message names the file and says what was written: each
+    file is either as it was or fully new."""
 
 
 class CacheError(KmultiarchError):

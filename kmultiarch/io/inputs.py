@@ -7,11 +7,11 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from kmultiarch.errors import InputError
+from kmultiarch.errors import InputError, WriteError
 from kmultiarch.yaml.stream import InputSource, decode_source
 
 STDIN = "-"
@@ -81,14 +81,62 @@ def read_limited(stream: BinaryIO, name: str) -> bytes:
 
 
 def write_atomically(name: str, text: str) -> None:
-    """Replace a file's content all at once: a temporary file in the same directory, flushed to
-    disk, given the old file's mode, then renamed over it. A symlink is followed: the file it
-    points to is replaced and the link stays a link. A crash leaves the old or the new file."""
-    target = Path(os.path.realpath(name))
+    """Replace one file's content all at once (see :func:`write_all_atomically`)."""
+    write_all_atomically({name: text})
+
+
+def write_all_atomically(files: Mapping[str, str]) -> None:
+    """Replace the content of several files, each all at once, and all of them or (as far as
+    a file system allows) none: every new content is first written beside its file, flushed
+    to disk and given the old file's mode, owner and group; only then is each renamed over its
+    file. A failure while preparing (a full disk, a read-only file system) leaves every file as
+    it was; one while renaming names the files already rewritten. A symlink is followed: the
+    file it points to is replaced and the link stays a link. A crash leaves old or new files,
+    never half-written ones."""
+    prepared: list[tuple[str, Path, str]] = []
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        for name, text in files.items():
+            target = Path(os.path.realpath(name))
+            try:
+                prepared.append((name, target, _prepare(target, text)))
+            except OSError as exc:
+                raise WriteError(
+                    f"{name}: cannot write it: {exc.strerror or exc}; no file was changed"
+                ) from exc
+    except BaseException:
+        for _, _, temporary in prepared:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise
+    done: list[str] = []
+    for position, (name, target, temporary) in enumerate(prepared):
+        try:
+            os.replace(temporary, target)
+        except OSError as exc:
+            for _, _, left in prepared[position:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+            rewritten = ", ".join(done) if done else "none"
+            raise WriteError(
+                f"{name}: cannot replace it: {exc.strerror or exc}; it is unchanged, as are the "
+                f"files after it; rewritten before it: {rewritten}"
+            ) from exc
+        done.append(name)
+    for directory in {target.parent for _, target, _ in prepared}:
+        with contextlib.suppress(OSError):
+            descriptor = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+
+
+def _prepare(target: Path, text: str) -> str:
+    """The new content in a temporary file beside ``target``, with its mode, owner and group."""
+    try:
+        status: os.stat_result | None = target.stat()
     except FileNotFoundError:
-        mode = 0o644
+        status = None
     handle, temporary = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".kmultiarch.tmp", dir=target.parent
     )
@@ -97,15 +145,17 @@ def write_atomically(name: str, text: str) -> None:
             stream.write(text.encode("utf-8"))
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        if status is None:
+            os.chmod(temporary, 0o644)
+        else:
+            if (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+                # As root (a hook in a container), keep the file its owner's; otherwise the
+                # group if we may (chown to our own uid is allowed), never failing for it.
+                with contextlib.suppress(PermissionError):
+                    os.chown(temporary, status.st_uid, status.st_gid)
+            os.chmod(temporary, stat.S_IMODE(status.st_mode))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    with contextlib.suppress(OSError):
-        directory = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    return temporary

@@ -9,9 +9,11 @@ A cache that cannot be read is moved aside and rebuilt, with a warning; a broken
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -93,7 +95,7 @@ class DiskCacheBackend:
     """diskcache (SQLite) in a private directory, shared safely by concurrent processes."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        self.directory = _own_directory(directory)
         self.warnings: list[str] = []
         self._cache = self._open()
 
@@ -101,17 +103,29 @@ class DiskCacheBackend:
         try:
             _make_private_dir(self.directory)
             return _open_diskcache(self.directory)
-        except (sqlite3.DatabaseError, _UnsafeCacheValue) as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if _unwritable(exc):
+                # A full disk or a read-only file system says nothing about the cache: it is
+                # left as it is, and the run goes on without it (see open_cache).
+                raise CacheError(
+                    f"cache {self.directory} cannot be used ({exc}); going on without it"
+                ) from exc
+            if isinstance(exc, OSError):
+                raise CacheError(
+                    f"cannot use cache directory {self.directory}: {exc}; set {CACHE_DIR_ENV} "
+                    "to a writable directory or pass --no-cache"
+                ) from exc
             moved = self._move_aside()
             self.warnings.append(
                 f"cache {self.directory} could not be read ({exc}); moved it to {moved} and "
                 "started a new one"
             )
-        except OSError as exc:
-            raise CacheError(
-                f"cannot use cache directory {self.directory}: {exc}; set {CACHE_DIR_ENV} to a "
-                "writable directory or pass --no-cache"
-            ) from exc
+        except _UnsafeCacheValue as exc:
+            moved = self._move_aside()
+            self.warnings.append(
+                f"cache {self.directory} could not be read ({exc}); moved it to {moved} and "
+                "started a new one"
+            )
         try:
             _make_private_dir(self.directory)
             return _open_diskcache(self.directory)
@@ -185,9 +199,33 @@ class _UnsafeCacheValue(Exception):
 
 
 def _make_private_dir(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if directory.stat().st_uid == os.getuid() and directory.stat().st_mode & 0o077:
-        directory.chmod(0o700)
+    """Create the cache directory, private; one that exists is left as its owner made it
+    (kmultiarch never changes the permissions of a directory it did not create)."""
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _own_directory(directory: Path) -> Path:
+    """``directory``, or a private directory of this user inside it when it is shared (others
+    may write in it: /tmp, $RUNNER_TEMP), where another user could plant or read entries."""
+    try:
+        mode = directory.stat().st_mode
+    except OSError:
+        return directory
+    if mode & stat.S_IWOTH:
+        return directory / f"kmultiarch-{os.getuid()}"
+    return directory
+
+
+def _unwritable(exc: BaseException) -> bool:
+    """A full disk, a quota, a read-only file system: the cache is sound but cannot be used."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM)
+    text = str(exc).lower()
+    return any(
+        phrase in text
+        for phrase in ("disk is full", "readonly", "read-only", "unable to open", "disk i/o")
+    )
 
 
 def _open_diskcache(directory: Path) -> Any:
@@ -313,7 +351,13 @@ def open_cache(
     directory: Path | None, *, enabled: bool = True, tag_ttl: float = DEFAULT_TAG_TTL
 ) -> ResolutionCache:
     backend: CacheBackend
-    backend = (
-        DiskCacheBackend(directory or default_cache_dir()) if enabled else MemoryCacheBackend()
-    )
+    if not enabled:
+        backend = MemoryCacheBackend()
+    else:
+        try:
+            backend = DiskCacheBackend(directory or default_cache_dir())
+        except CacheError as exc:
+            # A cache is an accelerator: without one the run asks the registries.
+            backend = MemoryCacheBackend()
+            backend.warnings.append(str(exc))
     return ResolutionCache(backend, tag_ttl=tag_ttl)

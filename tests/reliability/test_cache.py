@@ -179,11 +179,20 @@ def test_the_cache_directory_is_private_and_holds_only_json(
     assert run.returncode == 0
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
 
-    widened = tmp_path / "widened"
-    widened.mkdir(mode=0o755)
-    widened.chmod(0o755)
-    assert _mutate(stream, widened, tmp_path).returncode == 0
-    assert stat.S_IMODE(widened.stat().st_mode) == 0o700
+    # A directory kmultiarch did not create keeps its permissions (issue 13: --cache-dir /tmp
+    # was chmodded to 0700); a shared one (others may write) gets a private one inside.
+    existing = tmp_path / "existing"
+    existing.mkdir(mode=0o755)
+    existing.chmod(0o755)
+    assert _mutate(stream, existing, tmp_path).returncode == 0
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o755
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    assert _mutate(stream, shared, tmp_path).returncode == 0
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    private = shared / f"kmultiarch-{os.getuid()}"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
 
     rows = _rows(cache)
     assert rows

@@ -295,11 +295,12 @@ def test_cache_dir_is_created_private(tmp_path: Path) -> None:
     assert _mode(directory) == 0o700
 
 
-def test_an_existing_open_cache_dir_is_made_private(cache_dir: Path) -> None:
+def test_an_existing_cache_dir_keeps_its_mode(cache_dir: Path) -> None:
+    """kmultiarch never changes the permissions of a directory it did not create (issue 13)."""
     cache_dir.mkdir(mode=0o755)
     cache_dir.chmod(0o755)
     DiskCacheBackend(cache_dir).close()
-    assert _mode(cache_dir) == 0o700
+    assert _mode(cache_dir) == 0o755
 
 
 def test_a_garbage_database_is_moved_aside_with_a_warning(cache_dir: Path) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
-from kmultiarch.io.inputs import write_atomically
+from kmultiarch.io.inputs import write_all_atomically
 from kmultiarch.io.manifestfiles import read_inputs
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ def fix_files(options: RunOptions, paths: list[str], skip_non_manifests: bool) -
         return 1
     changed = result.changed_sources()
     pods = Counter(pod.source for pod in result.pods if pod.status == "changed")
+    write_all_atomically({name: result.output_of(name) for name in changed})
     for name in changed:
-        write_atomically(name, result.output_of(name))
         count = pods[name]
         sys.stdout.write(
             f"fixed {name}: added tolerations/affinity to {count} pod spec"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import report_findings, resolve_and_run
 from kmultiarch.engine import EngineResult, summarise
-from kmultiarch.io.inputs import collect_inputs, write_atomically
+from kmultiarch.io.inputs import collect_inputs, write_all_atomically
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -27,8 +27,7 @@ def mutate(options: RunOptions, paths: list[str], output: str, in_place: bool) -
     if output == "patch":
         sys.stdout.write(json.dumps(patches(result), indent=2) + "\n")
     elif in_place:
-        for name in result.changed_sources():
-            write_atomically(name, result.output_of(name))
+        write_all_atomically({name: result.output_of(name) for name in result.changed_sources()})
     else:
         for chunk in result.stream_chunks():
             sys.stdout.write(chunk)
