@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.core.policy import Policy
     from kmultiarch.core.pullsecrets import DockerConfig
-    from kmultiarch.registry.auth import CredentialStore
+    from kmultiarch.registry.credentials import CredentialStore
     from kmultiarch.registry.settings import ClientSettings
     from kmultiarch.resolve.cache import ResolutionCache
     from kmultiarch.resolve.resolver import Resolver
@@ -134,7 +134,7 @@ class RunOptions:
         default store) when the manifests carry none."""
         if not self.pull_secrets:
             return None
-        from kmultiarch.registry.auth import CredentialStore, DockerConfigSource
+        from kmultiarch.registry.credentials import CredentialStore, DockerConfigSource
 
         source = DockerConfigSource([(c.label, c.config) for c in self.pull_secrets])
         return CredentialStore(extra=[source])

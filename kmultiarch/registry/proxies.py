@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from kmultiarch.registry.endpoints import is_loopback
+
 
 @dataclass(frozen=True)
 class ProxySettings:
@@ -53,12 +55,8 @@ class ProxySettings:
 
 
 def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    # Names under .localhost resolve to loopback too (RFC 6761): never worth a proxy.
+    return host.endswith(".localhost") or is_loopback(host)
 
 
 def _excluded(host: str, port: int, entry: str) -> bool:

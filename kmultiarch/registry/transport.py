@@ -1,15 +1,59 @@
-"""httpx transports, imported only when a run reaches the network."""
+"""The HTTP client of a run and its transports: TLS per registry, environment proxies.
+
+Imported only when a run reaches the network. httpx applies ``HTTPS_PROXY`` and friends only to
+clients without a custom transport; kmultiarch always injects its own (:class:`LazyTransport`),
+so the proxy of each request is chosen here, from :mod:`kmultiarch.registry.proxies`.
+"""
 
 from __future__ import annotations
 
 import os
 import ssl
+from collections.abc import Mapping
 
 import httpx
 
 from kmultiarch.core.policy import RegistrySettings
 from kmultiarch.errors import RegistryTransportError
+from kmultiarch.registry.endpoints import endpoints_for
 from kmultiarch.registry.proxies import ProxySettings
+from kmultiarch.registry.settings import ClientSettings
+
+
+def build_http_client(
+    registries: Mapping[str, RegistrySettings],
+    settings: ClientSettings,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """The run's one ``httpx.AsyncClient``: bounded pools and timeouts, no automatic redirects
+    (the client follows them itself, without credentials to other origins), a transport with
+    the policy's extra CA for each registry that has one. ``transport`` replaces them all
+    (tests inject ``httpx.MockTransport``)."""
+    from kmultiarch.version import __version__
+
+    timeout = httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout, pool=None)
+    limits = httpx.Limits(
+        max_connections=max(settings.concurrency * 2, 8), max_keepalive_connections=32
+    )
+    mounts: dict[str, httpx.AsyncBaseTransport] = {}
+    if transport is None:
+        for registry, registry_settings in registries.items():
+            if registry_settings.ca is None:
+                continue
+            for endpoint in endpoints_for(registry, registry_settings):
+                if endpoint.base_url.startswith("https://") and not endpoint.is_mirror:
+                    mounts[f"https://{endpoint.host}"] = LazyTransport(
+                        limits, ca_settings=registry_settings
+                    )
+    return httpx.AsyncClient(
+        timeout=timeout,
+        limits=limits,
+        follow_redirects=False,
+        transport=transport or LazyTransport(limits),
+        mounts=mounts or None,
+        headers={"User-Agent": f"kmultiarch/{__version__}"},
+        trust_env=True,
+    )
 
 
 class LazyTransport(httpx.AsyncBaseTransport):

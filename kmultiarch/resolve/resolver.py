@@ -22,8 +22,8 @@ from kmultiarch.registry.settings import ClientSettings
 from kmultiarch.resolve.cache import ResolutionCache
 
 if TYPE_CHECKING:
-    from kmultiarch.registry.auth import CredentialStore
     from kmultiarch.registry.client import RegistryClient
+    from kmultiarch.registry.credentials import CredentialStore
 
 
 @dataclass

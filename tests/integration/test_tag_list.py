@@ -17,8 +17,8 @@ from support import SeededRegistry
 from support.fault_proxy import Fault, FaultProxy, Upstream
 
 from kmultiarch.core.policy import RegistrySettings
-from kmultiarch.registry.auth import CredentialStore
 from kmultiarch.registry.client import RegistryClient
+from kmultiarch.registry.credentials import CredentialStore
 
 UPGRADE_TAGS = ["1.0", "1.1", "1.2-alpine", "1.3", "2.0"]
 

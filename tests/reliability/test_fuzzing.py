@@ -41,8 +41,8 @@ from kmultiarch.errors import (
     PolicyError,
 )
 from kmultiarch.io.config import parse_lock, parse_policy_text
-from kmultiarch.registry.auth import parse_challenge
-from kmultiarch.registry.client import _retry_after
+from kmultiarch.registry.challenge import parse_challenge
+from kmultiarch.registry.retries import parse_retry_after as _retry_after
 from kmultiarch.resolve.cache import MemoryCacheBackend, ResolutionCache
 from kmultiarch.resolve.resolver import Resolver
 from kmultiarch.yaml.stream import InputSource, decode_source, read_stream

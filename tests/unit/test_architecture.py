@@ -72,7 +72,7 @@ def test_importing_a_core_module_loads_no_edge(module: str) -> None:
 def test_the_check_sees_an_edge_when_there_is_one() -> None:
     loaded = _loaded_by("kmultiarch.cli.app")
     assert "click" in loaded
-    assert _is_edge("httpx") and _is_edge("kmultiarch.registry.auth")
+    assert _is_edge("httpx") and _is_edge("kmultiarch.registry.credentials")
     assert not _is_edge("kmultiarch.core.reference") and not _is_edge("httpxyz")
 
 

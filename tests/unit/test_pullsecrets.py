@@ -10,7 +10,7 @@ import pytest
 
 from kmultiarch.core.pullsecrets import pull_secret_configs
 from kmultiarch.errors import InputError
-from kmultiarch.registry.auth import CredentialStore, DockerConfigSource
+from kmultiarch.registry.credentials import CredentialStore, DockerConfigSource
 
 CONFIG = {"auths": {"registry.internal": {"username": "u", "password": "s3cret"}}}
 

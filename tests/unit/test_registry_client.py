@@ -16,9 +16,10 @@ import pytest
 from kmultiarch.core.oci import OCI_MANIFEST
 from kmultiarch.core.policy import RegistrySettings
 from kmultiarch.errors import ManifestError, RegistryAuthError
-from kmultiarch.registry.auth import CredentialStore
-from kmultiarch.registry.client import MAX_SCOPES_PER_TOKEN_REQUEST, Endpoint, RegistryClient
+from kmultiarch.registry.client import Endpoint, RegistryClient
+from kmultiarch.registry.credentials import CredentialStore
 from kmultiarch.registry.settings import ClientSettings
+from kmultiarch.registry.tokens import MAX_SCOPES_PER_TOKEN_REQUEST
 
 REGISTRY = "registry.test"
 REALM = "https://auth.test/token"
@@ -166,7 +167,7 @@ def test_the_origin_comparison_ignores_case() -> None:
 
     class Store(CredentialStore):
         def lookup(self, host: str):  # type: ignore[no-untyped-def]
-            from kmultiarch.registry.auth import Credentials
+            from kmultiarch.registry.credentials import Credentials
 
             return Credentials("alice", "secret") if host.lower() == "mirror.test" else None
 

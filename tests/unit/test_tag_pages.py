@@ -6,7 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from kmultiarch.registry.client import Endpoint, _next_page
+from kmultiarch.registry.endpoints import Endpoint
+from kmultiarch.registry.endpoints import next_page as _next_page
 
 
 class _Streamed(httpx.AsyncByteStream):

@@ -1,4 +1,10 @@
-"""Credentials and the registry auth handshake, without network I/O (but for credential helpers).
+"""Registry credentials: where they are stored and how they are found (docker's and podman's rules).
+
+The search for a host, in order, per auth file: the ``credHelpers`` entry for the host, then
+``credsStore``, then the file's ``auths``, going on to the next source whenever one finds
+nothing (docker/cli ``configfile``); then the next file; then the extra sources (pull secrets).
+A credential helper runs at most once per helper and host in a run, bounded by a timeout, and
+a failure is remembered and said once.
 
 Credentials come from ``$REGISTRY_AUTH_FILE`` (podman, skopeo), ``$DOCKER_CONFIG/config.json`` or
 ``~/.docker/config.json`` (``auths``, ``identitytoken``, ``credsStore``, ``credHelpers``) and
@@ -12,7 +18,6 @@ import base64
 import binascii
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -45,59 +50,6 @@ class Credentials:
 
     def __str__(self) -> str:
         return f"Credentials(username={self.username!r}, secret=<redacted>)"
-
-
-@dataclass(frozen=True)
-class Challenge:
-    """A parsed ``WWW-Authenticate`` header: ``Bearer`` or ``Basic`` with its parameters."""
-
-    scheme: str
-    params: Mapping[str, str]
-
-    @property
-    def realm(self) -> str:
-        return self.params.get("realm", "")
-
-    @property
-    def service(self) -> str:
-        return self.params.get("service", "")
-
-    @property
-    def scope(self) -> str:
-        return self.params.get("scope", "")
-
-
-_CHALLENGE_PARAM = re.compile(r'\s*([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))\s*,?')
-
-
-def parse_challenge(header: str | None) -> Challenge | None:
-    """Parse ``Bearer realm="...",service="...",scope="..."`` (or ``Basic realm="..."``)."""
-    if not header:
-        return None
-    scheme, _, rest = header.strip().partition(" ")
-    if not scheme:
-        return None
-    params: dict[str, str] = {}
-    position = 0
-    while position < len(rest):
-        match = _CHALLENGE_PARAM.match(rest, position)
-        if not match or match.end() == position:
-            break
-        value = match.group(2) if match.group(2) is not None else match.group(3)
-        params[match.group(1).lower()] = re.sub(r"\\(.)", r"\1", value)
-        position = match.end()
-    return Challenge(scheme.lower(), params)
-
-
-def repository_scope(repository: str) -> str:
-    return f"repository:{repository}:pull"
-
-
-def credential_keys(host: str) -> tuple[str, ...]:
-    """The keys a registry host may be stored under in a docker or containers auth file."""
-    if host in _DOCKER_HUB_HOSTS:
-        return (DOCKER_HUB_CREDENTIAL_KEY, *_DOCKER_HUB_HOSTS)
-    return (host, f"https://{host}", f"http://{host}")
 
 
 def _normalise_auth_key(key: str) -> str:
