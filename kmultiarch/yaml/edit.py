@@ -118,8 +118,48 @@ def apply_operations_roundtrip(
     )
 
 
+@dataclass(frozen=True)
+class _Verbatim:
+    """A scalar of the original document, carried through a re-render as the text it was
+    written as: ``10:30`` stays ``10:30`` (a string to Kubernetes, 630 to YAML 1.1), ``0o644``
+    stays unquoted (a number to Kubernetes), a JSON ``3e1`` stays a number."""
+
+    text: str
+    value: object
+
+
+def _with_verbatim_scalars(node: Node, value: object, text: str) -> object:
+    """``value`` (what ``node`` means) with each single-line scalar as :class:`_Verbatim`."""
+    if isinstance(node, MappingNode) and isinstance(value, dict):
+        if len(node.value) != len(value):
+            return value  # merge keys: leave it as data
+        rebuilt: dict[object, object] = {}
+        for (key_node, child), (key, item) in zip(node.value, value.items(), strict=True):
+            if not isinstance(key, str) and isinstance(key_node, ScalarNode):
+                # A key YAML 1.1 reads as a number or a boolean ({1: x}, on:): written back
+                # as it was, which is a string to Kubernetes.
+                source = text[key_node.start_mark.index : key_node.end_mark.index]
+                key = _Verbatim(source, key)
+            rebuilt[key] = _with_verbatim_scalars(child, item, text)
+        return rebuilt
+    if isinstance(node, SequenceNode) and isinstance(value, list):
+        if len(node.value) != len(value):
+            return value
+        return [
+            _with_verbatim_scalars(child, item, text)
+            for child, item in zip(node.value, value, strict=True)
+        ]
+    if isinstance(node, ScalarNode) and not isinstance(value, dict | list):
+        source = text[node.start_mark.index : node.end_mark.index]
+        if source and "\n" not in source and "\r" not in source and node.style not in ("|", ">"):
+            return _Verbatim(source, value)
+    return value
+
+
 def render_scalar(value: object) -> str:
     """A scalar as YAML: plain when that reads back as the same value, else double-quoted."""
+    if isinstance(value, _Verbatim):
+        return value.text
     if value is None:
         return "null"
     if value is True:
@@ -250,6 +290,8 @@ def _flow(value: object) -> str:
 
 
 def _key(key: object) -> str:
+    if isinstance(key, _Verbatim):
+        return key.text
     if not isinstance(key, str):
         raise ValueError(f"mapping key {key!r} is not a string")
     return render_scalar(key)
@@ -486,7 +528,8 @@ class _FastEditor:
     def replace_with_value(self, node: Node) -> object:
         """Turn an original flow collection into a new value, edited as plain data."""
         if id(node) not in self.replacements:
-            self.replace(node, deep_copy(self.values[id(node)]))
+            original = deep_copy(self.values[id(node)])
+            self.replace(node, _with_verbatim_scalars(node, original, self.text))
         return self.replacements[id(node)]
 
     def replace(self, node: Node, value: object) -> None:
@@ -798,7 +841,7 @@ def _round_trip_edit(
         return marker + "".join(line + "\n" for line in style.inline(expected, 0))
 
     def edited_as_json() -> str:
-        return _json_edit(body, expected)
+        return _json_edit(body, operations)
 
     attempts = [edited_as_json] if _is_json(body) else [edited_with_ruamel, rendered_anew]
     for attempt in attempts:
@@ -831,14 +874,33 @@ def _is_json(body: str) -> bool:
     return True
 
 
-def _json_edit(body: str, expected: object) -> str:
+def _json_edit(body: str, operations: list[_Operation]) -> str:
+    """A JSON document with the operations applied, written as JSON again; its numbers keep
+    the text they were written as (a ``3e1`` stays the number ``3e1``, not the string YAML
+    1.1 reads it as)."""
     lines = body.strip("\r\n").splitlines()
     indent = None
     if len(lines) > 1:
         second = lines[1]
         indent = len(second) - len(second.lstrip(" ")) or None
     trailing = body[len(body.rstrip("\r\n")) :]
-    return json.dumps(expected, indent=indent, ensure_ascii=False) + (trailing or "")
+    numbers: list[str] = []
+
+    def keep(text: str) -> str:
+        numbers.append(text)
+        return f"\x00{len(numbers) - 1}\x00"
+
+    value = json.loads(body, parse_int=keep, parse_float=keep, parse_constant=keep)
+    patched = apply_patch(
+        value,
+        [
+            {"op": operation.kind, "path": json_pointer(operation.path), "value": operation.value}
+            for operation in operations
+        ],
+    )
+    text = json.dumps(patched, indent=indent, ensure_ascii=False)
+    text = re.sub(r'"\\u0000(\d+)\\u0000"', lambda match: numbers[int(match.group(1))], text)
+    return text + (trailing or "")
 
 
 def _ruamel_edit(

@@ -312,3 +312,42 @@ def test_an_out_of_range_source_date_epoch_is_a_clear_error(tmp_path: Path) -> N
     result = run_kmultiarch(["report", str(stream)], env=env)
     assert result.returncode == 2, result.stderr
     assert "SOURCE_DATE_EPOCH" in result.stderr and "bug" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("document", "kept"),
+    [
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a,"
+            " image: IMAGE, env: [{name: T, value: 10:30}, {name: M, value: 0o644}]}]}\n",
+            ["value: 10:30", "value: 0o644"],
+        ),
+        (
+            '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers":'
+            ' [{"name": "a", "image": "IMAGE", "resources": {"limits": {"cpu": 3e1}}}]}}\n',
+            ['"cpu": 3e1'],
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a,"
+            " image: IMAGE}], nodeSelector: {1: x}, overhead: {on: y}}\n",
+            ["1: x", "on: y"],
+        ),
+    ],
+    ids=["flow-sexagesimal-and-octal", "json-exponent", "flow-non-string-keys"],
+)
+def test_re_rendered_documents_keep_each_scalars_text(
+    registry: SeededRegistry, tmp_path: Path, document: str, kept: list[str]
+) -> None:
+    """Flow-style pod specs and JSON documents were re-rendered with YAML 1.1 rules: '10:30'
+    (a string to Kubernetes) became 630, '0o644' became a quoted string, a JSON 3e1 became
+    "3e1"; a non-string key crashed."""
+    stream = tmp_path / "stream.yaml"
+    stream.write_text(document.replace("IMAGE", image(registry, "multiarch-oci")))
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    result = run_kmultiarch(
+        ["mutate", "--config", str(policy), str(stream)], env=clean_env(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "arm64" in result.stdout
+    for text in kept:
+        assert text in result.stdout, result.stdout
