@@ -135,12 +135,13 @@ def _with_verbatim_scalars(node: Node, value: object, text: str) -> object:
             return value  # merge keys: leave it as data
         rebuilt: dict[object, object] = {}
         for (key_node, child), (key, item) in zip(node.value, value.items(), strict=True):
+            written: object = key
             if not isinstance(key, str) and isinstance(key_node, ScalarNode):
                 # A key YAML 1.1 reads as a number or a boolean ({1: x}, on:): written back
                 # as it was, which is a string to Kubernetes.
                 source = text[key_node.start_mark.index : key_node.end_mark.index]
-                key = _Verbatim(source, key)
-            rebuilt[key] = _with_verbatim_scalars(child, item, text)
+                written = _Verbatim(source, key)
+            rebuilt[written] = _with_verbatim_scalars(child, item, text)
         return rebuilt
     if isinstance(node, SequenceNode) and isinstance(value, list):
         if len(node.value) != len(value):
