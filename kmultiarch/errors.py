@@ -16,6 +16,7 @@ line that names the file, document or image concerned and says what to do. Libra
     │   └── RegistryTransportError  connection, timeout or server errors after retries
     ├── ResolutionError           why one image is unresolved, as data (reference, reason,
     │                             status, transient): carried by a Resolution, never raised
+    ├── UneditableDocumentError   a change kmultiarch cannot write faithfully (its limit)
     ├── WriteError                files that could not be written (each old or fully new)
     └── CacheError                a cache that cannot be used
 """
@@ -106,6 +107,11 @@ class ResolutionError(KmultiarchError):
 
     def __hash__(self) -> int:
         return hash((self.reference, self.reason, self.status, self.transient))
+
+
+class UneditableDocumentError(KmultiarchError):
+    """kmultiarch could not write a change without altering the rest of the document: its own
+    limitation, not bad input (exit 1, not 2)."""
 
 
 class WriteError(KmultiarchError):

@@ -33,7 +33,7 @@ from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNo
 from yaml.resolver import Resolver
 
 from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
-from kmultiarch.errors import ManifestStreamError
+from kmultiarch.errors import ManifestStreamError, UneditableDocumentError
 from kmultiarch.yaml.stream import (
     MAX_DOCUMENT_BYTES,
     SourceDocument,
@@ -857,10 +857,11 @@ def _round_trip_edit(
         result = prefix + new_body + suffix
         if _reads_back_as(result, document, expected):
             return result
-    raise ManifestStreamError(
-        f"{document.source}:{document.start_line}: document {document.index + 1}: the edited "
-        "document does not read back as intended; simplify it (block style, no anchors) and "
-        "try again"
+    raise UneditableDocumentError(
+        f"{document.source}:{document.start_line}: document {document.index + 1}: kmultiarch "
+        "cannot write this document's change without altering something else (a limitation of "
+        "kmultiarch, not an error in the YAML): nothing was written; writing the pod spec in "
+        "block style without anchors avoids it; please report the document"
     )
 
 

@@ -906,3 +906,18 @@ def test_property_helpers_agree_with_jsonpatch() -> None:
     assert list(_paths(value))[-1] == (("a", "1", "b"), 2)
     assert _is_subsequence(["a", "c"], ["a", "b", "c"])
     assert not _is_subsequence(["c", "a"], ["a", "b", "c"])
+
+
+def test_an_edit_that_cannot_be_written_faithfully_is_kmultiarchs_limit_not_bad_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A read-back mismatch of the last resort was reported as bad input (exit 2)."""
+    from kmultiarch.errors import InputError, UneditableDocumentError
+
+    document = read_stream("a: {b: 1}\n", "doc.yaml")[0]
+    monkeypatch.setattr(yamledit, "_reads_back_as", lambda *_: False)
+    with pytest.raises(UneditableDocumentError) as caught:
+        yamledit.apply_operations(document, [{"op": "add", "path": "/a/c", "value": 2}])
+    assert not isinstance(caught.value, InputError)
+    assert caught.value.exit_code == 1
+    assert "limitation of kmultiarch" in str(caught.value) and "doc.yaml:1" in str(caught.value)
