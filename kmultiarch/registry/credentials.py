@@ -175,7 +175,11 @@ class CredentialStore:
         if key not in self._helpers:
             try:
                 self._helpers[key] = _run_credential_helper(
-                    suffix, host, path, timeout=self._helper_timeout
+                    suffix,
+                    host,
+                    path,
+                    timeout=self._helper_timeout,
+                    search_path=self._environ.get("PATH"),
                 )
             except RegistryAuthError as exc:
                 self._helpers[key] = None
@@ -225,10 +229,16 @@ def _credentials_from_entry(
 
 
 def _run_credential_helper(
-    suffix: str, host: str, path: Path, *, timeout: float = DEFAULT_HELPER_TIMEOUT
+    suffix: str,
+    host: str,
+    path: Path,
+    *,
+    timeout: float = DEFAULT_HELPER_TIMEOUT,
+    search_path: str | None = None,
 ) -> Credentials | None:
+    """``docker-credential-<suffix> get``, found on ``search_path`` (the store's PATH)."""
     program = f"docker-credential-{suffix}"
-    executable = shutil.which(program)
+    executable = shutil.which(program, path=search_path)
     if executable is None:
         raise RegistryAuthError(
             f"{path} names the credential helper {program!r} for {host}, but it is not on PATH"

@@ -86,19 +86,26 @@ class RetryingSender:
                     )
             except TimeoutError:
                 last_problem = f"no complete answer within {self.settings.attempt_timeout:g} s"
-            except httpx.TransportError as exc:
-                last_problem = describe_transport_error(exc)
-                if _is_certificate_failure(exc):
-                    # Asking again does not make a certificate trusted.
-                    raise RegistryTransportError(f"{source}: {where}: {last_problem}") from exc
-            except UnusableCAError as exc:
-                raise RegistryTransportError(f"{source}: {where}: {exc}") from None
+            # Before TransportError: UnsupportedProtocol is one, and no retry makes it supported.
             except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, OverflowError) as exc:
                 # A URL httpx or the socket layer refuses (a port over 65535, an address that is
                 # no IPv4 address, a redirect or token realm naming one): asking again is useless.
                 raise RegistryTransportError(
                     f"{source}: cannot reach {loggable_or_raw(url)}: {one_line(exc)}"
                 ) from None
+            except httpx.TransportError as exc:
+                if str(exc).startswith("Invalid URL in location header"):
+                    # httpx reads a redirect's target as it receives it: the same answer
+                    # would come again, so this is no transient failure.
+                    raise RegistryTransportError(
+                        f"{source}: {where} redirected to an invalid URL ({one_line(exc)})"
+                    ) from None
+                last_problem = describe_transport_error(exc)
+                if _is_certificate_failure(exc):
+                    # Asking again does not make a certificate trusted.
+                    raise RegistryTransportError(f"{source}: {where}: {last_problem}") from exc
+            except UnusableCAError as exc:
+                raise RegistryTransportError(f"{source}: {where}: {exc}") from None
             except ExceptionGroup as group:
                 raise RegistryTransportError(
                     f"{source}: cannot reach {loggable_or_raw(url)}: "

@@ -142,7 +142,7 @@ async def _token_request(
     if service:
         params.append(("service", service))
     params.extend(("scope", scope) for scope in scopes)
-    headers: dict[str, str] = {}
+    headers = {"Accept": "application/json"}
     form: dict[str, str] | None = None
     if credentials is not None and credentials.identity_token:
         method = "POST"
