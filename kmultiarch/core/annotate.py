@@ -12,10 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from kmultiarch.core.patch import json_pointer
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.workloads import Path, value_at
 
 PLATFORMS_ANNOTATION = "kmultiarch.dev/platforms"
-
-Path = tuple[str | int, ...]
 
 
 def template_path(pod_path: Path) -> Path:
@@ -39,7 +38,7 @@ def annotation_operations(
     """RFC 6902 operations that set the platforms annotation on the pod's template."""
     value = platforms_value(supported, cluster)
     path = template_path(pod_path)
-    template = _get(document, path)
+    template = value_at(document, path)
     if not isinstance(template, Mapping):
         return []
     metadata = template.get("metadata")
@@ -71,16 +70,3 @@ def annotation_operations(
             "value": value,
         }
     ]
-
-
-def _get(value: object, path: Path) -> object:
-    for part in path:
-        if isinstance(part, int):
-            if not isinstance(value, list) or part >= len(value):
-                return None
-            value = value[part]
-        elif isinstance(value, Mapping):
-            value = value.get(part)
-        else:
-            return None
-    return value

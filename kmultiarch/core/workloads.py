@@ -148,9 +148,9 @@ def _walk(
     targets: list[PodTarget] = []
     spec_paths = POD_SPEC_PATHS.get((group, kind), ()) + extra_paths.get((group, kind), ())
     for spec_path in dict.fromkeys(spec_paths):
-        spec = _get(resource, spec_path)
+        spec = value_at(resource, spec_path)
         if isinstance(spec, Mapping):
-            template = _get(resource, spec_path[:-1])
+            template = value_at(resource, spec_path[:-1])
             running = _running_digests(resource) if kind == "Pod" and group == "" else {}
             targets.append(
                 PodTarget(
@@ -218,7 +218,7 @@ def _running_digests(pod: Mapping[str, object]) -> dict[tuple[str, str], str]:
 def _workflow_targets(
     resource: Mapping[str, object], workflow_path: Path, path: Path
 ) -> Iterator[PodTarget]:
-    workflow = _get(resource, workflow_path)
+    workflow = value_at(resource, workflow_path)
     if not isinstance(workflow, Mapping):
         return
     workflow_scheduling = {
@@ -230,7 +230,7 @@ def _workflow_targets(
         template_path = (*path, *workflow_path, "templates", position)
         containers: list[ContainerImage] = []
         for container_path in _WORKFLOW_TEMPLATE_CONTAINERS:
-            found = _get(template, container_path)
+            found = value_at(template, container_path)
             items = (
                 [(container_path, found)]
                 if isinstance(found, Mapping)
@@ -284,7 +284,8 @@ def format_field_path(path: Sequence[str | int]) -> str:
     return text
 
 
-def _get(value: object, path: Path) -> object:
+def value_at(value: object, path: Path) -> object:
+    """What ``path`` leads to in plain data (mappings and lists), or None."""
     for part in path:
         if isinstance(part, int):
             if not isinstance(value, list) or part >= len(value):
