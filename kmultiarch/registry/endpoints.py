@@ -83,18 +83,22 @@ def is_loopback(host: str) -> bool:
 
 
 def origin(url: str) -> str:
-    """``scheme://host:port`` in lower case: what "the same server" means for credentials."""
+    """``scheme://host:port`` in lower case, without user info: what "the same server" means
+    for credentials, and a form safe to show."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    return f"{parts.scheme}://{shown_host(url)}".lower()
 
 
 def loggable(url: str) -> str:
     """The URL without query or user info: nothing secret goes into a log line or message."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return f"{parts.scheme}://{host}{parts.path}"
+    return f"{parts.scheme}://{shown_host(url)}{parts.path}"
+
+
+def shown_host(url: str) -> str:
+    """The netloc of ``url`` without ``user:password@`` (IPv6 hosts keep their brackets)."""
+    netloc = urlsplit(url).netloc
+    return netloc.rpartition("@")[2]
 
 
 def loggable_or_raw(url: str) -> str:

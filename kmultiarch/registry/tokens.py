@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from kmultiarch.errors import RegistryAuthError
 from kmultiarch.registry.challenge import Challenge, repository_scope
-from kmultiarch.registry.endpoints import Endpoint, is_loopback
+from kmultiarch.registry.endpoints import Endpoint, is_loopback, loggable_or_raw, shown_host
 from kmultiarch.registry.retries import MAX_ERROR_BODY
 
 if TYPE_CHECKING:
@@ -105,14 +105,16 @@ async def fetch_tokens(
     realm = challenge.realm
     realm_parts = urlsplit(realm)
     if realm_parts.scheme not in ("http", "https"):
-        raise RegistryAuthError(f"{source}: token realm {realm!r} is not an http(s) URL")
+        raise RegistryAuthError(
+            f"{source}: token realm {loggable_or_raw(realm)!r} is not an http(s) URL"
+        )
     if (
         credentials is not None
         and realm_parts.scheme != "https"
         and not (is_loopback(realm_parts.netloc) or endpoint.base_url.startswith("http://"))
     ):
         raise RegistryAuthError(
-            f"{source}: {endpoint.host} wants credentials sent to {realm_parts.netloc} over "
+            f"{source}: {endpoint.host} wants credentials sent to {shown_host(realm)} over "
             "plain HTTP; refusing"
         )
     tokens = [
@@ -157,7 +159,7 @@ async def _token_request(
         method = "GET"
         if credentials is not None:
             headers["Authorization"] = credentials.basic_header()
-    where = f"token endpoint {urlsplit(realm).netloc}"
+    where = f"token endpoint {shown_host(realm)}"
     response = await sender.send(
         method,
         realm,

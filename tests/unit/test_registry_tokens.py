@@ -265,3 +265,12 @@ def test_wanted_scopes_add_the_planned_repositories_without_a_token() -> None:
         "repository:a:pull",
         "repository:c:pull",
     }
+
+
+def test_user_info_in_a_realm_is_never_shown() -> None:
+    registry = MockRegistry(auth="bearer", realm="https://bob:hunter2@auth.test/token")
+    registry.add_image("app", "1.0")
+    with pytest.raises(RegistryAuthError) as caught:
+        _fetch_all(registry, ["app"])
+    assert "token endpoint auth.test answered" in str(caught.value)
+    assert "hunter2" not in str(caught.value) and "bob" not in str(caught.value)

@@ -322,3 +322,24 @@ def test_a_redirect_without_location_is_the_answer(pauses: list[float]) -> None:
     registry = _registry(answer(302))
     with pytest.raises(RegistryError, match="answered 302"):
         _get(registry)
+
+
+def test_user_info_in_a_redirect_target_is_never_shown(pauses: list[float]) -> None:
+    """A Location with ``user:password@`` (a presigned storage URL, a misconfigured proxy):
+    neither the refusal nor a failure to reach it may echo the password."""
+    registry = MockRegistry()
+    registry.add_image("app", "1.0")
+    registry.fail(PATH, answer(307, location="https://bob:hunter2@elsewhere.example/app"))
+    registry.fail(PATH, answer(307, location="https://bob:hunter2@down.example/app"))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "elsewhere.example":
+            return answer(401, www_authenticate='Bearer realm="https://elsewhere.example/t"')
+        if request.url.host == "down.example":
+            raise httpx.ConnectError("refused")
+        return registry(request)
+
+    for expected in (RegistryAuthError, RegistryTransportError):
+        with pytest.raises(expected) as caught:
+            _get(handler)
+        assert "hunter2" not in str(caught.value) and "bob" not in str(caught.value)
