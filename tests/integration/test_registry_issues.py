@@ -573,3 +573,39 @@ def test_a_stale_tag_serves_when_its_registry_fails_stale_if_error(
     else:
         assert "tolerations" not in later.stdout
         assert "could not be resolved" in later.stderr
+
+
+def test_https_registries_are_reached_through_the_https_proxy(
+    tls_registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """HTTPS_PROXY: a CONNECT tunnel through the proxy, TLS end to end (the registry's own
+    certificate, checked against the policy's CA); the same registry on loopback goes direct."""
+    from support.registry import PROXIED_TLS_NAME
+
+    assert tls_registry.ca_pem is not None
+    port = tls_registry.host.rpartition(":")[2]
+    name = f"{PROXIED_TLS_NAME}:{port}"
+    key = "multiarch-oci"
+    seeded = tls_registry.images[key]
+    ca = {"ca": str(tls_registry.ca_pem)}
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kmultiarch.dev/v1alpha1",
+                "kind": "MultiArchPolicy",
+                "spec": {"registries": {name: ca, tls_registry.host: ca}},
+            }
+        )
+    )
+    proxied = f"{name}/{seeded.repository}:{seeded.tag}"
+    with ForwardProxy({name: tls_registry.host}) as proxy:
+        env = {**clean_env(tmp_path), "HTTPS_PROXY": proxy.url, "NO_PROXY": "other.test"}
+        result = run_kmultiarch(
+            ["inspect", "--no-cache", "--config", str(policy), "-o", "json", proxied,
+             tls_registry.reference(key)],
+            env=env,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert [entry["platforms"] for entry in result.json()] == [list(seeded.platforms)] * 2
+    assert {(request.method, request.host) for request in proxy.seen} == {("CONNECT", name)}

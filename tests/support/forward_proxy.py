@@ -1,15 +1,18 @@
 """A forward HTTP proxy on 127.0.0.1, as corporate networks put in front of registries.
 
-Clients send it absolute-form requests (``GET http://registry.corp.test:5000/v2/... HTTP/1.1``);
-it forwards each to the address ``routes`` maps the host to (the tests' registries live on
-loopback, which kmultiarch never proxies, so they are reached under made-up names that only
-this proxy resolves) and records what went through: method, host and path, and whether a
-``Proxy-Authorization`` header came.
+Clients send it absolute-form requests (``GET http://registry.corp.test:5000/v2/... HTTP/1.1``)
+for http URLs and ``CONNECT registry.corp.test:5000`` for https ones (a tunnel, through which
+TLS runs end to end); it forwards each to the address ``routes`` maps the host to (the tests'
+registries live on loopback, which kmultiarch never proxies, so they are reached under made-up
+names that only this proxy resolves) and records what went through: method, host and path,
+and whether a ``Proxy-Authorization`` header came.
 """
 
 from __future__ import annotations
 
 import http.client
+import select
+import socket
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,7 +94,43 @@ class ForwardProxy:
 
             do_GET = do_HEAD = do_POST = _forward
 
+            def do_CONNECT(self) -> None:
+                host = self.path.lower()
+                with proxy._lock:
+                    proxy.seen.append(
+                        ProxiedRequest("CONNECT", host, "", "Proxy-Authorization" in self.headers)
+                    )
+                upstream = proxy.routes.get(host)
+                if upstream is None:
+                    self.send_error(502, "no route")
+                    return
+                address, _, port = upstream.rpartition(":")
+                try:
+                    tunnel = socket.create_connection((address, int(port)), timeout=30)
+                except OSError:
+                    self.send_error(502, "upstream unreachable")
+                    return
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.close_connection = True
+                with tunnel:
+                    _pipe(self.connection, tunnel)
+
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
         return Handler
+
+
+def _pipe(client: socket.socket, upstream: socket.socket) -> None:
+    """Copy bytes both ways until either side closes (a CONNECT tunnel)."""
+    sockets = [client, upstream]
+    while True:
+        readable, _, broken = select.select(sockets, [], sockets, 30)
+        if broken or not readable:
+            return
+        for source in readable:
+            data = source.recv(65536)
+            if not data:
+                return
+            (upstream if source is client else client).sendall(data)

@@ -73,6 +73,11 @@ class RegistryStartError(RuntimeError):
     """The registry process exited or did not answer in time; the message holds its log tail."""
 
 
+#: A name, besides 127.0.0.1 and localhost, that TLS registries' certificates cover: only a
+#: proxy (support.forward_proxy) resolves it, for tests of HTTPS through a proxy.
+PROXIED_TLS_NAME = "registry.corp.test"
+
+
 @dataclass(frozen=True)
 class TlsFiles:
     """Server certificate and key for 127.0.0.1 and localhost, and the CA that signed them."""
@@ -89,7 +94,8 @@ class TlsFiles:
     def issue(cls, directory: Path) -> TlsFiles:
         """A fresh trustme CA and server certificate, written as PEM files into ``directory``."""
         ca = trustme.CA()
-        server = ca.issue_cert("127.0.0.1", "localhost")
+        # PROXIED_TLS_NAME: the name the proxy tests reach it under, through a CONNECT tunnel.
+        server = ca.issue_cert("127.0.0.1", "localhost", PROXIED_TLS_NAME)
         files = cls(
             certificate=directory / "server-chain.pem",
             key=directory / "server-key.pem",
