@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -200,4 +201,6 @@ def read_token_answer(body: bytes, where: str, *, source: str) -> tuple[str, flo
         raise RegistryAuthError(
             f"{source}: {where} sent a token that is not printable ASCII; refusing to use it"
         )
+    if not math.isfinite(lifetime):
+        lifetime = DEFAULT_TOKEN_LIFETIME  # NaN would make the token never valid: one per request
     return value, max(lifetime, TOKEN_EXPIRY_MARGIN * 2)

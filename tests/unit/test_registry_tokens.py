@@ -203,6 +203,9 @@ def test_a_token_endpoint_that_fails_is_retried_then_named() -> None:
         (b'{"access_token": "abc"}', "abc", 60.0),
         (b'{"token": "abc", "access_token": "other"}', "abc", 60.0),
         (b'{"token": "abc", "expires_in": 1}', "abc", TOKEN_EXPIRY_MARGIN * 2),
+        (b'{"token": "abc", "expires_in": -5}', "abc", TOKEN_EXPIRY_MARGIN * 2),
+        (b'{"token": "abc", "expires_in": NaN}', "abc", 60.0),
+        (b'{"token": "abc", "expires_in": "120"}', "abc", 120.0),
     ],
 )
 def test_read_token_answer(body: bytes, value: str, lifetime: float) -> None:

@@ -172,6 +172,12 @@ def test_artifacts_in_an_index_are_not_platforms() -> None:
                 "annotations": {"vnd.docker.reference.digest": "sha256:" + "4" * 64},
             },
             {**artifact, "digest": "sha256:" + "5" * 64, "artifactType": "application/spdx+json"},
+            {
+                **artifact,
+                "digest": "sha256:" + "6" * 64,
+                "artifactType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                "platform": {"os": "linux", "architecture": "s390x"},
+            },
         ],
     )
     (resolution,) = Harness(registry).resolve(f"{HOST}/app:1.0").values()
