@@ -115,7 +115,15 @@ class RegistryClient:
             self._planned.setdefault(registry, set()).add(repository)
 
     def endpoints(self, registry: str) -> list[Endpoint]:
-        return endpoints_for(registry, self.registries.get(registry, RegistrySettings()))
+        """Where ``registry`` is served; its policy entry is found whatever the case of either."""
+        settings = self.registries.get(registry)
+        if settings is None:
+            folded = registry.lower()
+            settings = next(
+                (s for host, s in self.registries.items() if host.lower() == folded),
+                RegistrySettings(),
+            )
+        return endpoints_for(registry, settings)
 
     # -- public operations ------------------------------------------------------------------
 

@@ -42,12 +42,16 @@ class Endpoint:
 
 
 def endpoints_for(registry: str, settings: RegistrySettings) -> list[Endpoint]:
-    """The mirror (if any) then the registry itself, with the scheme each is reached over."""
+    """The mirror (if any) then the registry itself, with the scheme each is reached over.
+    Hosts are lower-cased here, the one place: host names are case-insensitive, and every
+    later comparison (origins, credentials, tokens, proxies, CA mounts) takes them from here."""
     endpoints = []
     if settings.mirror:
         base_url, credentials = strip_user_info(settings.mirror.rstrip("/"))
+        parts = urlsplit(base_url)
+        base_url = parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()).geturl()
         endpoints.append(Endpoint(registry, base_url, is_mirror=True, credentials=credentials))
-    api_host = DOCKER_HUB_API if registry == DOCKER_HUB else registry
+    api_host = DOCKER_HUB_API if registry == DOCKER_HUB else registry.lower()
     if settings.insecure is True:
         scheme = "http"
     elif settings.insecure is False or settings.ca is not None:

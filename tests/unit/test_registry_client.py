@@ -199,3 +199,13 @@ def test_a_token_endpoint_that_refuses_names_itself() -> None:
 
     with pytest.raises(RegistryAuthError, match=r"token endpoint auth\.test answered 401"):
         asyncio.run(run())
+
+
+def test_the_policy_of_a_registry_applies_whatever_the_case_of_the_reference() -> None:
+    """``spec.registries: {registry.test: {mirror: ...}}`` and an image ``REGISTRY.TEST/app``:
+    the same registry, so its mirror is asked first."""
+    client = RegistryClient({REGISTRY: RegistrySettings(mirror="https://mirror.test")})
+    assert [e.base_url for e in client.endpoints(REGISTRY.upper())] == [
+        "https://mirror.test",
+        f"https://{REGISTRY}",
+    ]

@@ -24,7 +24,13 @@ from kmultiarch.registry.endpoints import (
         ("docker.io", RegistrySettings(), ["https://registry-1.docker.io"]),
         ("ghcr.io", RegistrySettings(), ["https://ghcr.io"]),
         ("localhost:5000", RegistrySettings(), ["http://localhost:5000"]),
-        ("LOCALHOST:5000", RegistrySettings(), ["http://LOCALHOST:5000"]),
+        # Host names are case-insensitive: lower-cased here, once, for every later comparison.
+        ("LOCALHOST:5000", RegistrySettings(), ["http://localhost:5000"]),
+        (
+            "Registry.Example",
+            RegistrySettings(mirror="https://bob:pw@MIRROR.Example:8443/Hub"),
+            ["https://mirror.example:8443/Hub", "https://registry.example"],
+        ),
         ("127.0.0.1:5000", RegistrySettings(), ["http://127.0.0.1:5000"]),
         ("[::1]:5000", RegistrySettings(), ["http://[::1]:5000"]),
         ("127.0.0.1:5000", RegistrySettings(insecure=False), ["https://127.0.0.1:5000"]),
