@@ -209,3 +209,60 @@ def test_the_policy_of_a_registry_applies_whatever_the_case_of_the_reference() -
         "https://mirror.test",
         f"https://{REGISTRY}",
     ]
+
+
+def test_a_slow_credential_lookup_holds_neither_the_event_loop_nor_other_registries() -> None:
+    """A credential helper that takes a second (Docker Desktop's store starting): it runs once
+    for its host, in a worker thread, while another registry's requests go on."""
+    import time
+
+    from support.mock_registry import MockRegistry
+
+    from kmultiarch.registry.credentials import Credentials
+
+    private = MockRegistry(host="private.test", auth="basic")
+    public = MockRegistry(host="public.test")
+    for index in range(5):
+        private.add_image(f"app{index}", "1.0")
+        public.add_image(f"app{index}", "1.0")
+    lookups: list[str] = []
+
+    class SlowStore(CredentialStore):
+        def lookup(self, host: str) -> Credentials | None:
+            lookups.append(host)
+            if host == "private.test":
+                time.sleep(1.0)  # blocking, as a helper subprocess is
+                return Credentials("alice", "secret")
+            return None
+
+    def route(request: httpx.Request) -> httpx.Response:
+        return (private if request.url.host == "private.test" else public)(request)
+
+    finished: dict[str, float] = {}
+
+    async def run() -> None:
+        client = RegistryClient(
+            {},
+            ClientSettings(retries=0),
+            SlowStore(environ={}),
+            transport=httpx.MockTransport(route),
+        )
+        started = time.monotonic()
+
+        async def fetch(host: str, name: str) -> None:
+            endpoint = Endpoint(host, f"https://{host}")
+            await client.get_manifest(endpoint, name, "1.0", source=name)
+            finished[f"{host}/{name}"] = time.monotonic() - started
+
+        async with client:
+            # Every private request meets the Basic challenge and waits for the one lookup.
+            await asyncio.gather(
+                *(fetch("private.test", f"app{i}") for i in range(5)),
+                *(fetch("public.test", f"app{i}") for i in range(5)),
+            )
+
+    asyncio.run(run())
+    assert lookups == ["private.test"]
+    assert max(v for k, v in finished.items() if k.startswith("public.test")) < 0.5
+    assert min(v for k, v in finished.items() if k.startswith("private.test")) >= 0.9
+    assert len(finished) == 10
