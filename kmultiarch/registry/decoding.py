@@ -24,6 +24,9 @@ class CappedDecoder:
     def __init__(self, encoding: str, limit: int) -> None:
         self.limit = limit
         self._inflate: zlib._Decompress | None
+        #: deflate as RFC 9110 says (zlib-wrapped) until the first bytes prove it raw deflate.
+        self._may_be_raw = encoding == "deflate"
+        self._unproven = b""  # what was fed while it may still prove raw (replayed if so)
         if encoding in ("", "identity"):
             self._inflate = None
         elif encoding in ("gzip", "x-gzip"):
@@ -38,9 +41,19 @@ class CappedDecoder:
         if self._inflate is None:
             return chunk[:room]
         try:
-            return self._inflate.decompress(chunk, room)
+            decoded = self._inflate.decompress(chunk, room)
         except zlib.error as exc:
-            raise ValueError(f"a corrupt compressed body ({exc})") from exc
+            if not self._may_be_raw:
+                raise ValueError(f"a corrupt compressed body ({exc})") from exc
+            # Some servers send raw deflate under "deflate" (httpx and browsers accept it).
+            self._may_be_raw = False
+            self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self.feed(self._unproven + chunk, room)
+        if self._may_be_raw:
+            self._unproven += chunk
+            # The zlib header (two bytes) has been checked once anything came out of it.
+            self._may_be_raw = not decoded and len(self._unproven) < 2
+        return decoded
 
 
 async def read_decoded(

@@ -343,3 +343,71 @@ def test_user_info_in_a_redirect_target_is_never_shown(pauses: list[float]) -> N
         with pytest.raises(expected) as caught:
             _get(handler)
         assert "hunter2" not in str(caught.value) and "bob" not in str(caught.value)
+
+
+def _raw_deflate(body: bytes) -> bytes:
+    import zlib
+
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return compressor.compress(body) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        ("gzip", lambda body: __import__("gzip").compress(body)),
+        ("x-gzip", lambda body: __import__("gzip").compress(body)),
+        ("deflate", lambda body: __import__("zlib").compress(body)),
+        # RFC 9110's deflate is zlib-wrapped, but some servers send raw deflate (httpx and
+        # browsers accept both).
+        ("deflate", _raw_deflate),
+        ("identity", lambda body: body),
+        (" GZIP ", lambda body: __import__("gzip").compress(body)),
+    ],
+)
+def test_bodies_are_decoded_whatever_their_content_encoding(
+    encoding: str, encode: Callable[[bytes], bytes]
+) -> None:
+    registry = MockRegistry()
+    digest = registry.add_image("app", "1.0")
+    _, body = registry.manifests[("app", digest)]
+    registry.fail(
+        PATH,
+        answer(
+            200,
+            encode(body),
+            content_type="application/vnd.oci.image.manifest.v1+json",
+            content_encoding=encoding,
+            docker_content_digest=digest,
+        ),
+    )
+    assert _get(registry) == body
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "problem"),
+    [
+        ("br", b"\x1b\x00", "unsupported Content-Encoding 'br'"),
+        ("gzip", b"not gzip at all", "corrupt compressed body"),
+        ("deflate", b"\xff\xfe not deflate", "corrupt compressed body"),
+    ],
+)
+def test_a_body_that_cannot_be_decoded_is_that_images_error(
+    encoding: str, payload: bytes, problem: str
+) -> None:
+    registry = _registry(answer(200, payload, content_encoding=encoding))
+    with pytest.raises(ManifestError, match=problem):
+        _get(registry)
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_deflate_in_one_byte_chunks(wrapped: bool) -> None:
+    import zlib
+
+    from kmultiarch.registry.decoding import CappedDecoder
+
+    body = b'{"schemaVersion": 2}' * 50
+    encoded = zlib.compress(body) if wrapped else _raw_deflate(body)
+    decoder = CappedDecoder("deflate", 10_000)
+    decoded = b"".join(decoder.feed(encoded[i : i + 1], 10_000) for i in range(len(encoded)))
+    assert decoded == body
