@@ -7,9 +7,9 @@ A credential helper runs at most once per helper and host in a run, bounded by a
 a failure is remembered and said once.
 
 Credentials come from ``$REGISTRY_AUTH_FILE`` (podman, skopeo), ``$DOCKER_CONFIG/config.json`` or
-``~/.docker/config.json`` (``auths``, ``identitytoken``, ``credsStore``, ``credHelpers``) and
-``$XDG_RUNTIME_DIR/containers/auth.json``. A :class:`Credentials` never shows its secret in
-``repr`` or ``str``; nothing here logs one.
+``~/.docker/config.json`` (``auths``, ``identitytoken``, ``credsStore``, ``credHelpers``),
+``$XDG_RUNTIME_DIR/containers/auth.json`` and ``$XDG_CONFIG_HOME/containers/auth.json``.
+A :class:`Credentials` never shows its secret in ``repr`` or ``str``; nothing here logs one.
 """
 
 from __future__ import annotations
@@ -122,6 +122,14 @@ class CredentialStore:
         files.append(docker_dir / "config.json")
         if env.get("XDG_RUNTIME_DIR"):
             files.append(Path(env["XDG_RUNTIME_DIR"]) / "containers" / "auth.json")
+        # containers-auth.json(5): then $XDG_CONFIG_HOME/containers/auth.json, where podman
+        # login writes when there is no runtime directory.
+        config_home = (
+            Path(env["XDG_CONFIG_HOME"])
+            if env.get("XDG_CONFIG_HOME")
+            else Path(env.get("HOME", str(Path.home()))) / ".config"
+        )
+        files.append(config_home / "containers" / "auth.json")
         return files
 
     def lookup(self, host: str) -> Credentials | None:

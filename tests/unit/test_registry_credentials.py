@@ -211,3 +211,20 @@ def test_credentials_never_show_their_secret() -> None:
 
     credentials = Credentials("alice", "hunter2")
     assert "hunter2" not in repr(credentials) and "hunter2" not in str(credentials)
+
+
+def test_podmans_config_home_auth_file_is_read_too(home: dict[str, str], tmp_path: Path) -> None:
+    """containers-auth.json(5): after the runtime file, ``$XDG_CONFIG_HOME/containers/auth.json``
+    (``~/.config/containers/auth.json``), where ``podman login`` writes without a runtime dir."""
+    config_home = tmp_path / ".config" / "containers"
+    config_home.mkdir(parents=True)
+    (config_home / "auth.json").write_text(json.dumps({"auths": {HOST: _auth("podman", "pw")}}))
+    found = CredentialStore(environ=home).lookup(HOST)
+    assert found is not None and found.username == "podman"
+    elsewhere = tmp_path / "xdg"
+    (elsewhere / "containers").mkdir(parents=True)
+    (elsewhere / "containers" / "auth.json").write_text(
+        json.dumps({"auths": {HOST: _auth("xdg", "pw")}})
+    )
+    found = CredentialStore(environ={**home, "XDG_CONFIG_HOME": str(elsewhere)}).lookup(HOST)
+    assert found is not None and found.username == "xdg"
