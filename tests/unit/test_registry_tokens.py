@@ -277,3 +277,31 @@ def test_user_info_in_a_realm_is_never_shown() -> None:
         _fetch_all(registry, ["app"])
     assert "token endpoint auth.test answered" in str(caught.value)
     assert "hunter2" not in str(caught.value) and "bob" not in str(caught.value)
+
+
+def test_the_batches_of_one_round_are_asked_at_once() -> None:
+    """120 repositories: three token requests in flight together, one round trip in all."""
+    registry = MockRegistry(auth="bearer")
+    names = [f"team/app-{index:03d}" for index in range(120)]
+    for name in names:
+        registry.add_image(name, "1.0")
+    in_flight = 0
+    most = 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, most
+        if request.url.host == "auth.test":
+            in_flight += 1
+            most = max(most, in_flight)
+            await asyncio.sleep(0.05)
+            in_flight -= 1
+        return registry(request)
+
+    client = RegistryClient(
+        {},
+        ClientSettings(retries=0, backoff=0.0),
+        FixedStore(None),
+        transport=httpx.MockTransport(handler),
+    )
+    _fetch_all(registry, names, client=client)
+    assert len(registry.token_requests) == 3 and most == 3
