@@ -112,7 +112,7 @@ class RegistryClient:
         """Announce the (registry, repository) pairs of the run, so tokens are fetched for all
         repositories of a registry in one request."""
         for registry, repository in repositories:
-            self._planned.setdefault(registry, set()).add(repository)
+            self._planned.setdefault(registry.lower(), set()).add(repository)
 
     def endpoints(self, registry: str) -> list[Endpoint]:
         """Where ``registry`` is served; its policy entry is found whatever the case of either."""
@@ -324,7 +324,9 @@ class RegistryClient:
         self, endpoint: Endpoint, auth: EndpointAuth, scope: str, *, source: str
     ) -> Token:
         assert auth.challenge is not None
-        wanted = auth.wanted_scopes(auth.challenge, scope, self._planned.get(endpoint.registry, ()))
+        wanted = auth.wanted_scopes(
+            auth.challenge, scope, self._planned.get(endpoint.registry.lower(), ())
+        )
         credentials = await self._credentials(endpoint)
         return await fetch_tokens(
             self.sender, endpoint, auth, wanted, scope, credentials, source=source

@@ -305,3 +305,21 @@ def test_the_batches_of_one_round_are_asked_at_once() -> None:
     )
     _fetch_all(registry, names, client=client)
     assert len(registry.token_requests) == 3 and most == 3
+
+
+def test_one_token_round_for_a_registry_written_in_two_cases() -> None:
+    registry = MockRegistry(auth="bearer", host=HOST)
+    for name in ("a", "b"):
+        registry.add_image(name, "1.0")
+    client = _client(registry)
+
+    async def run() -> None:
+        client.plan([(HOST.upper(), "a"), (HOST, "b")])
+        async with client:
+            for host, name in ((HOST.upper(), "a"), (HOST, "b")):
+                endpoint = client.endpoints(host)[-1]
+                await client.get_manifest(endpoint, name, "1.0", source=name)
+
+    asyncio.run(run())
+    assert len(registry.token_requests) == 1
+    assert sorted(_scopes(registry.token_requests[0])) == ["repository:a:pull", "repository:b:pull"]
