@@ -45,6 +45,14 @@ def resolver_options(function: F) -> F:
             help="Cache directory (default: $KMULTIARCH_CACHE_DIR or $XDG_CACHE_HOME/kmultiarch).",
         ),
         click.option(
+            "--cache-url",
+            envvar="KMULTIARCH_CACHE_URL",
+            metavar="URL",
+            help="A shared cache level: redis://[user:pass@]host:port/db, rediss:// or unix:// "
+            "(Redis or Valkey; needs `pip install 'kmultiarch[redis]'`), read after the local "
+            "cache and written with it.",
+        ),
+        click.option(
             "--cache-ttl",
             type=click.FloatRange(min=0),
             default=3600.0,
@@ -111,6 +119,7 @@ def resolver_options(function: F) -> F:
         )
         run_options.namespace = kwargs.pop("namespace")
         run_options.lock = kwargs.pop("lock", None)
+        run_options.cache_url = kwargs.pop("cache_url", None)
         run_options.offline = kwargs.pop("offline", False)
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)

@@ -79,6 +79,8 @@ class RunOptions:
     quiet: bool
     lock: str | None = None
     offline: bool = False
+    #: redis:// or rediss:// or unix:// URL of a shared cache level, or None.
+    cache_url: str | None = None
     #: The namespace of resources that name none (``--namespace``).
     namespace: str = "default"
     #: Docker configs of the pull secrets in the manifests being run on (memory only).
@@ -111,6 +113,7 @@ class RunOptions:
             # Offline runs answer from the lock alone: a cache is neither read nor written.
             enabled=not self.no_cache and not self.offline,
             tag_ttl=self.cache_ttl,
+            shared_url=self.cache_url,
         )
         for message in cache.warnings:
             warn(message)

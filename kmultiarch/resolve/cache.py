@@ -348,7 +348,11 @@ class ResolutionCache:
 
 
 def open_cache(
-    directory: Path | None, *, enabled: bool = True, tag_ttl: float = DEFAULT_TAG_TTL
+    directory: Path | None,
+    *,
+    enabled: bool = True,
+    tag_ttl: float = DEFAULT_TAG_TTL,
+    shared_url: str | None = None,
 ) -> ResolutionCache:
     backend: CacheBackend
     if not enabled:
@@ -360,4 +364,8 @@ def open_cache(
             # A cache is an accelerator: without one the run asks the registries.
             backend = MemoryCacheBackend()
             backend.warnings.append(str(exc))
+    if enabled and shared_url:
+        from kmultiarch.resolve.shared import SharedCacheBackend, TwoLevelBackend
+
+        backend = TwoLevelBackend(backend, SharedCacheBackend(shared_url))
     return ResolutionCache(backend, tag_ttl=tag_ttl)

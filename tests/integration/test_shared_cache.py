@@ -1,0 +1,61 @@
+"""The shared cache level (issue 15, first step) against a real redis-server and the real
+registry: what one runner learnt, another with an empty disk cache reads; a Redis that is down
+or refuses the password is one warning and the run goes on."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from support import SeededRegistry
+from support.cli import clean_env, run_kmultiarch
+from support.redis_server import RedisServer
+
+KEYS = ["multiarch-oci", "single-docker-amd64", "nested-index"]
+
+
+def _inspect(
+    registry: SeededRegistry, tmp_path: Path, cache: str, url: str
+) -> tuple[object, float]:
+    env = clean_env(
+        tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / cache), "KMULTIARCH_CACHE_URL": url}
+    )
+    started = time.monotonic()
+    result = run_kmultiarch(
+        ["inspect", "-o", "json", *(registry.reference(k) for k in KEYS)], env=env
+    )
+    return result, time.monotonic() - started
+
+
+def test_two_runners_share_answers_through_redis(registry: SeededRegistry, tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "redis", password="s3cret-redis") as redis:
+        log = registry.mark()
+        first, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
+        assert first.returncode == 0, first.stderr
+        asked = len(log.requests())
+        assert asked >= len(KEYS)
+        second_log = registry.mark()
+        second, _ = _inspect(registry, tmp_path, "runner-b", redis.url)
+        assert second.returncode == 0, second.stderr
+        assert second_log.requests() == [], "answered from Redis, not the registry"
+        assert [e["platforms"] for e in second.json()] == [e["platforms"] for e in first.json()]
+        assert "s3cret-redis" not in first.stderr + second.stderr
+
+
+def test_a_redis_that_is_down_or_refuses_is_one_warning(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    with RedisServer(tmp_path / "redis", password="right") as redis:
+        wrong = redis.url.replace(":right@", ":wrong@")
+        result, elapsed = _inspect(registry, tmp_path, "runner-a", wrong)
+        assert result.returncode == 0, result.stderr
+        warnings = [line for line in result.stderr.splitlines() if "shared cache" in line]
+        assert len(warnings) == 1, result.stderr
+        assert "wrong" not in result.stderr and "right" not in result.stderr
+        port = redis.port
+    down = f"redis://127.0.0.1:{port}/0"
+    result, elapsed = _inspect(registry, tmp_path, "runner-b", down)
+    assert result.returncode == 0, result.stderr
+    assert [e["error"] for e in result.json()] == [None] * len(KEYS)
+    assert len([line for line in result.stderr.splitlines() if "shared cache" in line]) == 1
+    assert elapsed < 10
