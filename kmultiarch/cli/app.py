@@ -373,22 +373,31 @@ def cache() -> None:
     """Show or clear the platform cache."""
 
 
+_CACHE_URL = click.option(
+    "--cache-url", envvar="KMULTIARCH_CACHE_URL", metavar="URL", help="The shared level too."
+)
+
+
 @cache.command("info")
 @click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
-def cache_info(cache_dir: str | None) -> int:
-    """Where the cache is and what it holds."""
-    from kmultiarch.cli.commands.cache import show_cache_info
+@_CACHE_URL
+def cache_info(cache_dir: str | None, cache_url: str | None) -> int:
+    """Where the cache is and what it holds (and the shared level's entries, with a URL)."""
+    from kmultiarch.cli.commands.cache import show_cache_info, show_shared_info
 
-    return show_cache_info(Path(cache_dir) if cache_dir else None)
+    code = show_cache_info(Path(cache_dir) if cache_dir else None)
+    return show_shared_info(cache_url) if cache_url else code
 
 
 @cache.command("clear")
 @click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
-def cache_clear(cache_dir: str | None) -> int:
-    """Remove every cached answer."""
-    from kmultiarch.cli.commands.cache import clear_cache
+@_CACHE_URL
+def cache_clear(cache_dir: str | None, cache_url: str | None) -> int:
+    """Remove every cached answer (in the shared level too, with a URL)."""
+    from kmultiarch.cli.commands.cache import clear_cache, clear_shared
 
-    return clear_cache(Path(cache_dir) if cache_dir else None)
+    code = clear_cache(Path(cache_dir) if cache_dir else None)
+    return clear_shared(cache_url) if cache_url else code
 
 
 def run(argv: list[str]) -> int:

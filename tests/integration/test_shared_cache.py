@@ -59,3 +59,70 @@ def test_a_redis_that_is_down_or_refuses_is_one_warning(
     assert [e["error"] for e in result.json()] == [None] * len(KEYS)
     assert len([line for line in result.stderr.splitlines() if "shared cache" in line]) == 1
     assert elapsed < 10
+
+
+def _redis_cli(redis: RedisServer, *command: str) -> str:
+    import subprocess
+
+    args = ["redis-cli", "-p", str(redis.port)]
+    if redis.password:
+        args += ["-a", redis.password, "--no-auth-warning"]
+    return subprocess.run([*args, *command], capture_output=True, text=True, check=True).stdout
+
+
+def test_garbage_and_pickles_in_redis_are_ignored_with_a_warning(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    with RedisServer(tmp_path / "redis") as redis:
+        first, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
+        assert first.returncode == 0, first.stderr
+        keys = _redis_cli(redis, "--scan", "--pattern", "kmultiarch:v1:*").split()
+        assert keys, "the first runner wrote its answers"
+        planted = tmp_path / "pwned"
+        pickle = b"cos\nsystem\n(S'touch " + str(planted).encode() + b"'\ntR."
+        for position, key in enumerate(keys):
+            value = pickle.decode("latin-1") if position % 2 else "not JSON {"
+            _redis_cli(redis, "SET", key, value)
+        second, _ = _inspect(registry, tmp_path, "runner-b", redis.url)
+        assert second.returncode == 0, second.stderr
+        assert [e["platforms"] for e in second.json()] == [e["platforms"] for e in first.json()]
+        assert "not a JSON object" in second.stderr
+        assert not planted.exists()
+
+
+def test_a_slow_or_full_redis_costs_a_bounded_time_and_one_warning(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    import threading
+
+    with RedisServer(tmp_path / "redis") as redis:
+        _redis_cli(redis, "CONFIG", "SET", "maxmemory", "1mb")
+        _redis_cli(redis, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+        _redis_cli(redis, "DEBUG", "POPULATE", "3000", "filler", "1000")  # past maxmemory
+        full, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
+        assert full.returncode == 0, full.stderr
+        assert len([line for line in full.stderr.splitlines() if "shared cache" in line]) == 1, (
+            full.stderr
+        )
+        sleeper = threading.Thread(target=_redis_cli, args=(redis, "DEBUG", "SLEEP", "5"))
+        sleeper.start()
+        slow, elapsed = _inspect(registry, tmp_path, "runner-b", redis.url)
+        sleeper.join()
+        assert slow.returncode == 0, slow.stderr
+        assert [e["error"] for e in slow.json()] == [None] * len(KEYS)
+        assert elapsed < 4, f"{elapsed:.1f} s: the slow server held the run"
+
+
+def test_cache_info_and_clear_reach_the_shared_level(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    with RedisServer(tmp_path / "redis", password="pw-hidden") as redis:
+        first, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
+        assert first.returncode == 0, first.stderr
+        env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / "runner-a")})
+        info = run_kmultiarch(["cache", "info", "--cache-url", redis.url], env=env)
+        assert info.returncode == 0, info.stderr
+        assert "shared:" in info.stdout and "pw-hidden" not in info.stdout + info.stderr
+        cleared = run_kmultiarch(["cache", "clear", "--cache-url", redis.url], env=env)
+        assert cleared.returncode == 0, cleared.stderr
+        assert _redis_cli(redis, "--scan", "--pattern", "kmultiarch:v1:*").split() == []

@@ -50,6 +50,9 @@ class RedisServer:
             "",
             "--appendonly",
             "no",
+            # DEBUG SLEEP and POPULATE, for the fault tests.
+            "--enable-debug-command",
+            "yes",
         ]
         if self.password:
             args += ["--requirepass", self.password]

@@ -39,3 +39,40 @@ def clear_cache(directory: Path | None) -> int:
         backend.close()
     click.echo(f"{directory}: removed {removed} entries")
     return 0
+
+
+def show_shared_info(url: str) -> int:
+    from kmultiarch.cli.session import warn
+    from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
+
+    backend = SharedCacheBackend(url)
+    try:
+        keys = list(backend.keys())
+        for message in backend.warnings:
+            warn(message)
+        if backend.warnings:
+            return 1
+        platforms = sum(1 for key in keys if key.startswith("platforms:"))
+        tags = sum(1 for key in keys if key.startswith("tag:"))
+        click.echo(f"shared:    {shown_url(url)}")
+        click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
+    finally:
+        backend.close()
+    return 0
+
+
+def clear_shared(url: str) -> int:
+    from kmultiarch.cli.session import warn
+    from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
+
+    backend = SharedCacheBackend(url)
+    try:
+        removed = backend.clear()
+        for message in backend.warnings:
+            warn(message)
+        if backend.warnings:
+            return 1
+    finally:
+        backend.close()
+    click.echo(f"{shown_url(url)}: removed {removed} entries")
+    return 0
