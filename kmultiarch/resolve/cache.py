@@ -293,6 +293,12 @@ class ResolutionCache:
     def warnings(self) -> list[str]:
         return self.backend.warnings
 
+    def try_lock(self, name_and_tag: str) -> bool:
+        """Whether this process may look the tag up now: True unless a shared level says
+        another process of the fleet is doing it (a lock that expires by itself)."""
+        try_lock = getattr(self.backend, "try_lock", None)
+        return True if try_lock is None else bool(try_lock("lock:" + _TAG_PREFIX + name_and_tag))
+
     def get_tag(self, name_and_tag: str) -> TagRecord | None:
         value = self.backend.get(_TAG_PREFIX + name_and_tag)
         if value is None:

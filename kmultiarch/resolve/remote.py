@@ -26,6 +26,10 @@ from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError, Res
 from kmultiarch.registry.client import Endpoint, RegistryClient
 from kmultiarch.resolve.cache import ResolutionCache
 
+#: How long a process waits for another one's answer to a tag, and how often it looks.
+COALESCE_WAIT = 3.0
+COALESCE_POLL = 0.05
+
 
 async def resolve_remote(
     client: RegistryClient,
@@ -74,6 +78,31 @@ class _Lookup:
         self._children: dict[tuple[str, str], asyncio.Future[frozenset[Platform]]] = {}
 
     async def resolve(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
+        if reference.digest is None and not tag_is_stale:
+            # A fleet sharing a cache asks the registry once per tag: the first process to
+            # take the tag's lock looks it up; the others wait a little for its answer.
+            answered = await self._answer_of_another_process(reference)
+            if answered is not None:
+                return answered
+        return await self._resolve_from_endpoints(reference, tag_is_stale)
+
+    async def _answer_of_another_process(self, reference: ImageRef) -> Resolution | None:
+        key = tag_key(reference)
+        if self.cache.try_lock(key):
+            return None  # ours to look up
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + COALESCE_WAIT
+        while loop.time() < deadline:
+            await asyncio.sleep(COALESCE_POLL)
+            tag = self.cache.get_tag(key)
+            record = self.cache.get_platforms(tag.digest) if tag is not None else None
+            if tag is not None and record is not None:
+                return Resolution(
+                    reference, record.platforms, tag.digest, record.media_type, "cache"
+                )
+        return None  # the other process is slow or gone: ask ourselves
+
+    async def _resolve_from_endpoints(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
         mirror_failures: list[str] = []
         for endpoint in self.client.endpoints(reference.registry):
             try:

@@ -85,6 +85,16 @@ class SharedCacheBackend:
         except Exception as exc:  # noqa: BLE001
             self._off(exc)
 
+    def try_lock(self, key: str, *, milliseconds: int = 5000) -> bool:
+        """``SET key NX PX``: True when this process holds the lock (or the level is off)."""
+        if self._client is None:
+            return True
+        try:
+            return bool(self._client.set(KEY_PREFIX + key, "1", nx=True, px=milliseconds))
+        except Exception as exc:  # noqa: BLE001
+            self._off(exc)
+            return True
+
     def delete(self, key: str) -> None:
         if self._client is None:
             return
@@ -141,6 +151,9 @@ class TwoLevelBackend:
     def set(self, key: str, value: dict[str, Any], *, expire: float | None = None) -> None:
         self.local.set(key, value, expire=expire)
         self.shared.set(key, value, expire=expire)
+
+    def try_lock(self, key: str) -> bool:
+        return self.shared.try_lock(key)
 
     def delete(self, key: str) -> None:
         self.local.delete(key)

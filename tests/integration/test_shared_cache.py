@@ -126,3 +126,49 @@ def test_cache_info_and_clear_reach_the_shared_level(
         cleared = run_kmultiarch(["cache", "clear", "--cache-url", redis.url], env=env)
         assert cleared.returncode == 0, cleared.stderr
         assert _redis_cli(redis, "--scan", "--pattern", "kmultiarch:v1:*").split() == []
+
+
+def test_16_runners_started_together_ask_the_registry_once_per_image(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Coalescing across the fleet: the first process to miss a tag takes a short lock
+    (SET NX PX); the others wait for its answer in Redis instead of asking the registry."""
+    import subprocess
+    import sys
+
+    from support.tools import REPO
+
+    with RedisServer(tmp_path / "redis") as redis:
+        log = registry.mark()
+        processes = []
+        for runner in range(16):
+            env = clean_env(
+                tmp_path,
+                {
+                    "KMULTIARCH_CACHE_DIR": str(tmp_path / f"runner-{runner}"),
+                    "KMULTIARCH_CACHE_URL": redis.url,
+                },
+            )
+            processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "kmultiarch",
+                        "inspect",
+                        "-o",
+                        "json",
+                        *(registry.reference(k) for k in KEYS),
+                    ],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=REPO,  # this checkout's package
+                )
+            )
+        outputs = [process.communicate(timeout=120) for process in processes]
+        assert [process.returncode for process in processes] == [0] * 16, outputs[0][1]
+        manifest_gets = [r for r in log.requests() if r.method == "GET" and "/manifests/" in r.path]
+        # One GET per image's tag (and one per child of the nested index): 16 runners, once.
+        tags = [r for r in manifest_gets if "/manifests/sha256:" not in r.path]
+        assert len(tags) == len(KEYS), [r.path for r in manifest_gets]
