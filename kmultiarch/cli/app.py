@@ -53,6 +53,12 @@ def resolver_options(function: F) -> F:
             "cache and written with it.",
         ),
         click.option(
+            "--cache-ca",
+            envvar="KMULTIARCH_CACHE_CA",
+            metavar="PEM",
+            help="CA bundle to verify a rediss:// --cache-url (default: the system's).",
+        ),
+        click.option(
             "--cache-ttl",
             type=click.FloatRange(min=0),
             default=3600.0,
@@ -120,6 +126,7 @@ def resolver_options(function: F) -> F:
         run_options.namespace = kwargs.pop("namespace")
         run_options.lock = kwargs.pop("lock", None)
         run_options.cache_url = kwargs.pop("cache_url", None)
+        run_options.cache_ca = kwargs.pop("cache_ca", None)
         run_options.offline = kwargs.pop("offline", False)
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)

@@ -81,6 +81,8 @@ class RunOptions:
     offline: bool = False
     #: redis:// or rediss:// or unix:// URL of a shared cache level, or None.
     cache_url: str | None = None
+    #: A CA bundle (PEM) for a rediss:// cache_url.
+    cache_ca: str | None = None
     #: The namespace of resources that name none (``--namespace``).
     namespace: str = "default"
     #: Docker configs of the pull secrets in the manifests being run on (memory only).
@@ -114,6 +116,7 @@ class RunOptions:
             enabled=not self.no_cache and not self.offline,
             tag_ttl=self.cache_ttl,
             shared_url=self.cache_url,
+            shared_ca=self.cache_ca,
         )
         for message in cache.warnings:
             warn(message)

@@ -359,6 +359,7 @@ def open_cache(
     enabled: bool = True,
     tag_ttl: float = DEFAULT_TAG_TTL,
     shared_url: str | None = None,
+    shared_ca: str | None = None,
 ) -> ResolutionCache:
     backend: CacheBackend
     if not enabled:
@@ -373,5 +374,5 @@ def open_cache(
     if enabled and shared_url:
         from kmultiarch.resolve.shared import SharedCacheBackend, TwoLevelBackend
 
-        backend = TwoLevelBackend(backend, SharedCacheBackend(shared_url))
+        backend = TwoLevelBackend(backend, SharedCacheBackend(shared_url, ca=shared_ca))
     return ResolutionCache(backend, tag_ttl=tag_ttl)

@@ -32,15 +32,16 @@ def shown_url(url: str) -> str:
 class SharedCacheBackend:
     """A :class:`~kmultiarch.resolve.cache.CacheBackend` over Redis."""
 
-    def __init__(self, url: str, *, timeout: float = TIMEOUT) -> None:
+    def __init__(self, url: str, *, timeout: float = TIMEOUT, ca: str | None = None) -> None:
         self.url = url
         self.warnings: list[str] = []
         self._client: Any = None
         try:
             import redis
 
+            tls: dict[str, Any] = {"ssl_ca_certs": ca} if ca and url.startswith("rediss:") else {}
             self._client = redis.Redis.from_url(
-                url, socket_connect_timeout=timeout, socket_timeout=timeout
+                url, socket_connect_timeout=timeout, socket_timeout=timeout, **tls
             )
         except Exception as exc:  # noqa: BLE001 - a bad URL or a missing client: no shared level
             self._off(exc)

@@ -172,3 +172,45 @@ def test_16_runners_started_together_ask_the_registry_once_per_image(
         # One GET per image's tag (and one per child of the nested index): 16 runners, once.
         tags = [r for r in manifest_gets if "/manifests/sha256:" not in r.path]
         assert len(tags) == len(KEYS), [r.path for r in manifest_gets]
+
+
+def test_a_tls_redis_with_a_ca_of_ones_own(registry: SeededRegistry, tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "redis", tls=True) as redis:
+        assert redis.url.startswith("rediss://") and redis.ca_pem is not None
+        env = {"KMULTIARCH_CACHE_CA": str(redis.ca_pem)}
+        first = run_kmultiarch(
+            ["inspect", "-o", "json", *(registry.reference(k) for k in KEYS)],
+            env=clean_env(
+                tmp_path,
+                {
+                    **env,
+                    "KMULTIARCH_CACHE_DIR": str(tmp_path / "a"),
+                    "KMULTIARCH_CACHE_URL": redis.url,
+                },
+            ),
+        )
+        assert first.returncode == 0, first.stderr
+        assert "shared cache" not in first.stderr, first.stderr
+        log = registry.mark()
+        second = run_kmultiarch(
+            ["inspect", "-o", "json", *(registry.reference(k) for k in KEYS)],
+            env=clean_env(
+                tmp_path,
+                {
+                    **env,
+                    "KMULTIARCH_CACHE_DIR": str(tmp_path / "b"),
+                    "KMULTIARCH_CACHE_URL": redis.url,
+                },
+            ),
+        )
+        assert second.returncode == 0, second.stderr
+        assert log.requests() == [], "answered over TLS from Redis"
+        unverified = run_kmultiarch(
+            ["inspect", "-o", "json", registry.reference(KEYS[0])],
+            env=clean_env(
+                tmp_path,
+                {"KMULTIARCH_CACHE_DIR": str(tmp_path / "c"), "KMULTIARCH_CACHE_URL": redis.url},
+            ),
+        )
+        assert unverified.returncode == 0
+        assert "shared cache" in unverified.stderr  # the system CAs do not know the test CA

@@ -20,7 +20,7 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, workdir: Path, *, password: str | None = None) -> None:
+    def __init__(self, workdir: Path, *, password: str | None = None, tls: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             missing("redis-server is not installed (scripts/install-tools)")
@@ -29,12 +29,16 @@ class RedisServer:
         self.workdir = workdir
         self.password = password
         self.port = _free_port()
+        self.tls = tls
+        #: With ``tls``: the PEM of the test CA that signed the server's certificate.
+        self.ca_pem: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         auth = f":{self.password}@" if self.password else ""
-        return f"redis://{auth}127.0.0.1:{self.port}/0"
+        scheme = "rediss" if self.tls else "redis"
+        return f"{scheme}://{auth}127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -56,6 +60,29 @@ class RedisServer:
         ]
         if self.password:
             args += ["--requirepass", self.password]
+        if self.tls:
+            import trustme
+
+            ca = trustme.CA()
+            certificate = ca.issue_cert("127.0.0.1", "localhost")
+            self.ca_pem = self.workdir / "ca.pem"
+            ca.cert_pem.write_to_path(str(self.ca_pem))
+            certificate.cert_chain_pems[0].write_to_path(str(self.workdir / "server.pem"))
+            certificate.private_key_pem.write_to_path(str(self.workdir / "server.key"))
+            # The TLS port is the one clients use; the plain port is closed.
+            args[args.index("--port") + 1] = "0"
+            args += [
+                "--tls-port",
+                str(self.port),
+                "--tls-cert-file",
+                str(self.workdir / "server.pem"),
+                "--tls-key-file",
+                str(self.workdir / "server.key"),
+                "--tls-ca-cert-file",
+                str(self.ca_pem),
+                "--tls-auth-clients",
+                "no",
+            ]
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
