@@ -91,7 +91,12 @@ class RunOptions:
     def load_policy(self) -> Policy:
         from kmultiarch.io.config import load_policy
 
-        return load_policy(self.config)
+        policy = load_policy(self.config)
+        if self.cache_url is None and policy.cache_url is not None:
+            # The policy's shared cache, unless --cache-url or $KMULTIARCH_CACHE_URL says else.
+            self.cache_url = policy.cache_url
+            self.cache_ca = self.cache_ca or (str(policy.cache_ca) if policy.cache_ca else None)
+        return policy
 
     def client_settings(self) -> ClientSettings:
         from kmultiarch.registry.settings import ClientSettings

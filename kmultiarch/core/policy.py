@@ -130,6 +130,9 @@ class Policy:
     #: Seconds a cached tag answer may still serve when revalidating it fails (HTTP's
     #: stale-if-error, for tags); 0: never.
     stale_if_error: float = DEFAULT_STALE_IF_ERROR
+    #: spec.cache: a shared cache level (URL, and a CA for rediss://); the options win.
+    cache_url: str | None = None
+    cache_ca: Path | None = None
     pod_specs: tuple[PodSpecLocation, ...] = ()
     annotate: bool = False
     fallback_platforms: tuple[Platform, ...] = ()
@@ -198,6 +201,7 @@ SPEC_KEYS = frozenset(
         "mode",
         "preferences",
         "staleIfError",
+        "cache",
     }
 )
 
@@ -225,6 +229,20 @@ def policy_from_spec(
     lock = spec.get("lock")
     if lock is not None and not isinstance(lock, str):
         raise PolicyError(f"{source}: spec.lock: expected a file path string")
+    cache = spec.get("cache") or {}
+    if not isinstance(cache, Mapping):
+        raise PolicyError(f"{source}: spec.cache: expected a mapping with url (and ca)")
+    _check_keys(cache, {"url", "ca"}, "spec.cache", source)
+    cache_url, cache_ca = cache.get("url"), cache.get("ca")
+    if cache_url is not None and (
+        not isinstance(cache_url, str)
+        or not cache_url.startswith(("redis://", "rediss://", "unix://"))
+    ):
+        raise PolicyError(
+            f"{source}: spec.cache.url: expected a redis://, rediss:// or unix:// URL"
+        )
+    if cache_ca is not None and not isinstance(cache_ca, str):
+        raise PolicyError(f"{source}: spec.cache.ca: expected a path to a PEM CA bundle")
     stale_if_error = spec.get("staleIfError", DEFAULT_STALE_IF_ERROR)
     if (
         isinstance(stale_if_error, bool)
@@ -244,6 +262,8 @@ def policy_from_spec(
         registries=_registries(spec.get("registries"), source, base_dir),
         lock=_relative_to(source, lock, base_dir) if lock else None,
         stale_if_error=float(stale_if_error),
+        cache_url=cache_url,
+        cache_ca=_relative_to(source, cache_ca, base_dir) if cache_ca else None,
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),

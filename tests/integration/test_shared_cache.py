@@ -214,3 +214,38 @@ def test_a_tls_redis_with_a_ca_of_ones_own(registry: SeededRegistry, tmp_path: P
         )
         assert unverified.returncode == 0
         assert "shared cache" in unverified.stderr  # the system CAs do not know the test CA
+
+
+def test_the_policy_names_the_shared_cache(registry: SeededRegistry, tmp_path: Path) -> None:
+    """spec.cache: {url: ...} in the policy (a repository's own settings; the option and the
+    environment win over it)."""
+    with RedisServer(tmp_path / "redis") as redis:
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(
+            "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\n"
+            f"spec:\n  cache: {{url: '{redis.url}'}}\n"
+        )
+        args = [
+            "inspect",
+            "--config",
+            str(policy),
+            "-o",
+            "json",
+            *(registry.reference(k) for k in KEYS),
+        ]
+        first = run_kmultiarch(
+            args, env=clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / "a")})
+        )
+        assert first.returncode == 0, first.stderr
+        log = registry.mark()
+        second = run_kmultiarch(
+            args, env=clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / "b")})
+        )
+        assert second.returncode == 0, second.stderr
+        assert log.requests() == []
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n  cache: {url: http://x}\n"
+    )
+    refused = run_kmultiarch(["inspect", "--config", str(bad), "nginx"], env=clean_env(tmp_path))
+    assert refused.returncode == 2 and "spec.cache.url" in refused.stderr
