@@ -249,3 +249,41 @@ def test_the_policy_names_the_shared_cache(registry: SeededRegistry, tmp_path: P
     )
     refused = run_kmultiarch(["inspect", "--config", str(bad), "nginx"], env=clean_env(tmp_path))
     assert refused.returncode == 2 and "spec.cache.url" in refused.stderr
+
+
+def test_a_unix_socket_redis(registry: SeededRegistry, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    socket_path = tmp_path / "redis.sock"
+    binary = shutil.which("redis-server")
+    assert binary is not None
+    server = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket_path),
+            "--dir",
+            str(tmp_path),
+            "--save",
+            "",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = f"unix://{socket_path}"
+        first, _ = _inspect(registry, tmp_path, "a", url)
+        assert first.returncode == 0 and "shared cache" not in first.stderr, first.stderr
+        log = registry.mark()
+        second, _ = _inspect(registry, tmp_path, "b", url)
+        assert second.returncode == 0, second.stderr
+        assert log.requests() == []
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
