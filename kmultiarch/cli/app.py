@@ -8,6 +8,7 @@ exit 3 with the traceback written to a log file (never to the terminal).
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -21,6 +22,7 @@ import click
 
 from kmultiarch.cli.session import RunOptions, append_to_warnings_file, fail
 from kmultiarch.errors import KmultiarchError
+from kmultiarch.output.safe import printable
 from kmultiarch.version import __version__
 
 EXIT_UNEXPECTED = 3
@@ -415,8 +417,7 @@ def run(argv: list[str]) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
-        append_to_warnings_file(f"kmultiarch: error: {exc.format_message()}")
+        _show_usage_error(exc)
         return 2
     except click.exceptions.Abort:
         fail("aborted")
@@ -431,15 +432,34 @@ def run(argv: list[str]) -> int:
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
-    except Exception:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
-        log_path = _write_crash_log()
-        fail(
-            # The exception's type only: its message may quote input (a manifest, a Secret).
-            f"unexpected error ({type(sys.exc_info()[1]).__name__}); this is a bug in "
-            f"kmultiarch: please report it with the log at {log_path}"
-        )
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback shown
+        _report_crash(exc)
         return EXIT_UNEXPECTED
     return int(result or 0)
+
+
+def _show_usage_error(exc: click.ClickException) -> None:
+    """click's usage, hint and ``Error:`` line, the message made printable: it quotes the
+    value that was refused, which may come from anywhere (a CI variable, a file name)."""
+    shown = io.StringIO()
+    exc.show(file=shown)
+    # The usage and the hint before 'Error: ' are click's text about kmultiarch's commands.
+    ours, marker, message = shown.getvalue().partition("Error: ")
+    message = printable(message.rstrip("\n"))
+    click.echo(f"{ours}{marker}{message}", err=True)
+    append_to_warnings_file(f"kmultiarch: error: {printable(exc.format_message())}")
+
+
+def _report_crash(exc: BaseException) -> None:
+    """One short line that names the exception's type and the log holding the details: never
+    the exception's message, which may quote input (a manifest, a Secret). Nothing here may
+    fail in turn: a second traceback would print the first one's message."""
+    try:
+        where = f"please report it with the log at {_write_crash_log()}"
+    except Exception as log_error:  # noqa: BLE001 - a crash log that cannot be written
+        where = f"no log could be written ({type(log_error).__name__})"
+    with contextlib.suppress(Exception):
+        fail(f"unexpected error ({type(exc).__name__}); this is a bug in kmultiarch: {where}")
 
 
 def _utf8_streams() -> None:
@@ -461,8 +481,9 @@ def _silence_stdout() -> None:
 
 
 def _write_crash_log() -> str:
-    handle, path = tempfile.mkstemp(prefix="kmultiarch-crash-", suffix=".log")
-    with os.fdopen(handle, "w") as log_file:
+    handle, path = tempfile.mkstemp(prefix="kmultiarch-crash-", suffix=".log")  # mode 0600
+    # UTF-8 whatever the locale; backslashreplace: a message may hold bytes that are not UTF-8.
+    with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as log_file:
         log_file.write(f"kmultiarch {__version__}, Python {sys.version}\n")
         log_file.write(f"argv: {sys.argv!r}\n\n")
         traceback.print_exc(file=log_file)

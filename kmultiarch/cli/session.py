@@ -53,7 +53,8 @@ def append_to_warnings_file(line: str) -> None:
     if not path or _warnings_file_broken:
         return
     try:
-        with open(path, "a", encoding="utf-8") as stream:
+        # backslashreplace: a line may carry a file name that is not UTF-8.
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(line.rstrip("\n") + "\n")
     except OSError as exc:
         _warnings_file_broken = True

@@ -47,7 +47,8 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[str]:
     lines = []
     for row in [list(headers), *cleaned]:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
+        # A line starts with its first non-empty cell: checked as a whole line too.
+        lines.append(printable("  ".join([*cells, row[-1]]).rstrip()))
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kmultiarch.assess.assessment import CheckResult, PodVerdict
@@ -63,17 +64,16 @@ def format_text(result: CheckResult) -> str:
         lines.append("")
     for problem in result.problems:
         lines.append(
-            printable(
-                f"{display_path(problem.source)}:{problem.line}: {problem.severity}: "
-                f"{problem.headline} [{problem.rule}]"
-            )
+            f"{display_path(problem.source)}:{problem.line}: {problem.severity}: "
+            f"{problem.headline} [{problem.rule}]"
         )
     for diff in result.diffs.values():
         lines.append("")
-        lines.append(diff.rstrip("\n"))
+        # The manifests' own lines, shown for reading (JSON gives the patch byte for byte).
+        lines.extend(re.split(r"\r\n|\r|\n", diff.rstrip("\n")))
     lines.append("")
     lines.append(summary_line(result))
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _cluster_platforms(platforms: tuple[str, ...] | None, cluster: tuple[str, ...]) -> str:
@@ -230,7 +230,8 @@ def _uri(source: str) -> str:
 
     if source.startswith("<"):
         return "stdin"
-    return quote(display_path(source), safe="/")
+    # A byte of a file name that is not UTF-8 is percent-encoded as itself.
+    return quote(display_path(source), safe="/", errors="surrogateescape")
 
 
 def _logical_name(problem: Finding) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kmultiarch.assess.assessment import ImageEntry, Inventory, UpgradeSuggestion, WorkloadEntry
 from kmultiarch.output import display_path, table
+from kmultiarch.output.safe import printable
 from kmultiarch.version import __version__
 
 SUMMARY_LABELS = {
@@ -68,7 +69,7 @@ def format_text(inventory: Inventory, generated: str) -> str:
             "  every image runs on every cluster platform"
         ]
     lines += ["", f"cluster platforms: {', '.join(inventory.cluster)}; generated {generated}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _upgrade_text(upgrade: UpgradeSuggestion) -> str:

@@ -2,13 +2,16 @@
 answers, diff lines), made safe where it is printed: one place for every formatter and for the
 warnings on stderr.
 
-- Terminals and logs: control characters (C0 but tab, DEL, C1, and the Unicode line and
-  paragraph separators) are shown as escapes (``\\x1b``, ``\\n``), so no input can move the
-  cursor, retitle a terminal, or start a line that looks like kmultiarch's own or like a
-  GitHub workflow command.
-- GitHub Actions: message data and properties escaped per the workflow-command rules, and text
-  that is not ours (diffs) printed between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a
-  fresh random token that does not occur in it.
+- Terminals and logs: control characters (C0 but tab, DEL, C1, the Unicode line and paragraph
+  separators, the bidirectional overrides) are shown as escapes (``\\x1b``, ``\\n``), and so is
+  each byte of a file name that is not UTF-8 (``\\xe9``), so no input can move the cursor,
+  retitle a terminal, reorder what a reader sees, or start a line of its own.
+- CI logs: the GitHub Actions runner takes a line for a command when, past leading white
+  space, it starts with ``::``, or when it holds ``##[`` anywhere (the runner's older form), on
+  stdout and stderr alike; :func:`printable` breaks both (``\\x3a:``, ``#\\x23[``).
+- GitHub workflow commands: message data and properties escaped per the runner's rules, and
+  text that is not ours (diffs) printed between ``::stop-commands::TOKEN`` and ``::TOKEN::``
+  with a fresh random token that does not occur in it.
 """
 
 from __future__ import annotations
@@ -16,8 +19,12 @@ from __future__ import annotations
 import re
 import secrets
 
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
+#: The runner's first command form (``##[name props]data``), found anywhere in a line.
+_OLD_COMMAND = "##["
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -26,12 +33,23 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(character)
+    if 0xDC80 <= code <= 0xDCFF:
+        # A byte that is not UTF-8, kept by Python as a lone surrogate (file names, argv).
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """``text`` with its control characters escaped: one line, nothing a terminal acts on."""
-    return _UNPRINTABLE.sub(_escape, text)
+    """``text`` made inert for a terminal or a CI log: control characters and bytes that are
+    not UTF-8 escaped (one line, nothing a terminal acts on), and nothing the GitHub runner
+    would take for a command. Applying it twice changes nothing more."""
+    text = _UNPRINTABLE.sub(_escape, text)
+    if _OLD_COMMAND in text:
+        text = text.replace(_OLD_COMMAND, "#\\x23[")
+    start = len(text) - len(text.lstrip())
+    if text.startswith("::", start):
+        text = f"{text[:start]}\\x3a{text[start + 1 :]}"
+    return text
 
 
 def github_data(text: str) -> str:
@@ -46,11 +64,19 @@ def github_property(text: str) -> str:
 
 def github_verbatim(text: str) -> list[str]:
     """Lines of ``text`` that the runner prints as they are: no line of it, whatever it holds
-    (``::add-mask::``, ``::stop-commands::``...), is taken for a command."""
+    (``::add-mask::``, ``::stop-commands::``, ``##[error]``...), is taken for a command. The
+    lines are cut where the runner cuts them (CR, LF, CRLF); the runner compares the token
+    without case."""
     token = secrets.token_hex(16)
-    while token in text:  # pragma: no cover - 128 random bits
+    while token in text.lower():  # pragma: no cover - 128 random bits
         token = secrets.token_hex(16)
-    return [f"::stop-commands::{token}", *text.splitlines(), f"::{token}::"]
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    # Shown as they are but for what a log viewer would act on or cannot encode (ESC, bytes of
+    # a file name that are not UTF-8).
+    shown = [_UNPRINTABLE.sub(_escape, line) for line in lines]
+    return [f"::stop-commands::{token}", *shown, f"::{token}::"]
 
 
 __all__ = ["github_data", "github_property", "github_verbatim", "printable"]

@@ -10,40 +10,30 @@ import pytest
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
 from support.manifests import deployment, image, write_policy
+from support.workflow_commands import workflow_commands
 
 _ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def parse_workflow_commands(stdout: str) -> list[tuple[str, str]]:
-    """The commands a GitHub Actions runner would act on in ``stdout``, as the runner reads
-    it: leading white space trimmed; ``::name props::message``; ``::stop-commands::TOKEN``
-    suspends processing until a line ``::TOKEN::``."""
-    commands: list[tuple[str, str]] = []
-    stopped: str | None = None
-    for raw in stdout.split("\n"):  # the runner splits on LF alone
-        line = raw.lstrip()
-        if stopped is not None:
-            if line == f"::{stopped}::":
-                stopped = None
-            continue
-        if not line.startswith("::"):
-            continue
-        match = re.match(r"::([A-Za-z-]+)(?: ([^:]*))?::(.*)", line)
-        if match is None:
-            continue
-        name, _, message = match.groups()
-        if name == "stop-commands":
-            stopped = message
-            continue
-        commands.append((name, message))
-    return commands
+    """The commands a GitHub Actions runner would act on in ``stdout`` (support.workflow_commands
+    follows the runner's rules), as (name, message)."""
+    return [(command.name, command.data) for command in workflow_commands(stdout)]
 
 
 def test_the_parser_sees_what_the_runner_would(tmp_path: Path) -> None:
     text = (
-        "::error file=a::x\n   ::add-mask::y\n::stop-commands::T\n::error::z\n::T::\n::warning::w\n"
+        "::error file=a::x\n   ::add-mask::y\n::stop-commands::T\n::error::z\n##[warning]v\n"
+        "::t::\n::warning::w\rsay ##[Debug]d\r\n::nonsense::n\n::error file=a%3Ab::m%25%0A\n"
     )
-    assert parse_workflow_commands(text) == [("error", "x"), ("add-mask", "y"), ("warning", "w")]
+    assert parse_workflow_commands(text) == [
+        ("error", "x"),
+        ("add-mask", "y"),
+        ("warning", "w"),
+        ("debug", "d"),
+        ("error", "m%\n"),
+    ]
+    assert workflow_commands("::error file=a%3Ab%2Cc::m")[0].properties == {"file": "a:b,c"}
 
 
 HOSTILE_DEPLOYMENT = """\

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 
+from kmultiarch.output.safe import printable
 from kmultiarch.resolve.cache import DiskCacheBackend, default_cache_dir
 
 
 def show_cache_info(directory: Path | None) -> int:
     directory = directory or default_cache_dir()
     if not directory.exists():
-        click.echo(f"directory: {directory} (empty: not created yet)")
+        click.echo(f"directory: {printable(str(directory))} (empty: not created yet)")
         return 0
     backend = DiskCacheBackend(directory)
     try:
         keys = list(backend.keys())
         platforms = sum(1 for key in keys if key.startswith("platforms:"))
         tags = sum(1 for key in keys if key.startswith("tag:"))
-        click.echo(f"directory: {directory}")
+        click.echo(f"directory: {printable(str(directory))}")
         click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
         click.echo(f"size:      {backend.volume()} bytes")
     finally:
@@ -30,14 +31,14 @@ def show_cache_info(directory: Path | None) -> int:
 def clear_cache(directory: Path | None) -> int:
     directory = directory or default_cache_dir()
     if not directory.exists():
-        click.echo(f"{directory}: nothing to clear")
+        click.echo(f"{printable(str(directory))}: nothing to clear")
         return 0
     backend = DiskCacheBackend(directory)
     try:
         removed = backend.clear()
     finally:
         backend.close()
-    click.echo(f"{directory}: removed {removed} entries")
+    click.echo(f"{printable(str(directory))}: removed {removed} entries")
     return 0
 
 

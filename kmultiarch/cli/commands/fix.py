@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
 from kmultiarch.io.inputs import write_all_atomically
 from kmultiarch.io.manifestfiles import read_inputs
+from kmultiarch.output.safe import printable
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -32,7 +33,7 @@ def fix_files(options: RunOptions, paths: list[str], skip_non_manifests: bool) -
     for name in changed:
         count = pods[name]
         sys.stdout.write(
-            f"fixed {name}: added tolerations/affinity to {count} pod spec"
+            f"fixed {printable(name)}: added tolerations/affinity to {count} pod spec"
             f"{'' if count == 1 else 's'}\n"
         )
     sys.stdout.flush()

@@ -100,7 +100,7 @@ def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file:
                 + _platform_change(entry, now)
             )
     for line in findings:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     if not options.quiet:
         if findings:
