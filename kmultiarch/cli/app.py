@@ -385,28 +385,36 @@ def cache() -> None:
 _CACHE_URL = click.option(
     "--cache-url", envvar="KMULTIARCH_CACHE_URL", metavar="URL", help="The shared level too."
 )
+_CACHE_CA = click.option(
+    "--cache-ca",
+    envvar="KMULTIARCH_CACHE_CA",
+    metavar="PEM",
+    help="CA bundle to verify a rediss:// --cache-url.",
+)
 
 
 @cache.command("info")
 @click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
 @_CACHE_URL
-def cache_info(cache_dir: str | None, cache_url: str | None) -> int:
+@_CACHE_CA
+def cache_info(cache_dir: str | None, cache_url: str | None, cache_ca: str | None) -> int:
     """Where the cache is and what it holds (and the shared level's entries, with a URL)."""
     from kmultiarch.cli.commands.cache import show_cache_info, show_shared_info
 
     code = show_cache_info(Path(cache_dir) if cache_dir else None)
-    return show_shared_info(cache_url) if cache_url else code
+    return show_shared_info(cache_url, cache_ca) if cache_url else code
 
 
 @cache.command("clear")
 @click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
 @_CACHE_URL
-def cache_clear(cache_dir: str | None, cache_url: str | None) -> int:
+@_CACHE_CA
+def cache_clear(cache_dir: str | None, cache_url: str | None, cache_ca: str | None) -> int:
     """Remove every cached answer (in the shared level too, with a URL)."""
     from kmultiarch.cli.commands.cache import clear_cache, clear_shared
 
     code = clear_cache(Path(cache_dir) if cache_dir else None)
-    return clear_shared(cache_url) if cache_url else code
+    return clear_shared(cache_url, cache_ca) if cache_url else code
 
 
 def run(argv: list[str]) -> int:

@@ -18,10 +18,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kmultiarch.core.platform import Platform
 from kmultiarch.errors import CacheError, InvalidPlatformError
+
+if TYPE_CHECKING:
+    from kmultiarch.resolve.shared import SharedCacheBackend
 
 CACHE_DIR_ENV = "KMULTIARCH_CACHE_DIR"
 DEFAULT_TAG_TTL = 3600.0
@@ -30,6 +33,12 @@ STALE_TAG_RETENTION = 30 * 24 * 3600.0
 SCHEMA_VERSION = 1
 _PLATFORMS_PREFIX = "platforms:"
 _TAG_PREFIX = "tag:"
+_LOCK_PREFIX = "lock:"
+#: How long a fleet's lock on a tag lasts: past it, a process that died holding it is replaced.
+TAG_LOCK_MS = 5000
+#: Digest answers in the shared level expire after 90 days unread, so that the store can evict
+#: (a digest's platforms never change; a runner that needs one again fetches it once).
+SHARED_DIGEST_RETENTION = 90 * 24 * 3600.0
 
 
 def default_cache_dir() -> Path:
@@ -282,32 +291,76 @@ class PlatformRecord:
 
 
 class ResolutionCache:
-    """What the resolver knows from earlier runs, over any :class:`CacheBackend`."""
+    """What the resolver knows from earlier runs: a local level over any :class:`CacheBackend`
+    (the disk, or memory) and, with a URL, a shared level behind it (Redis, for a fleet).
 
-    def __init__(self, backend: CacheBackend, *, tag_ttl: float = DEFAULT_TAG_TTL) -> None:
+    Reads go to the local level first, then to the shared one, whose answers are kept locally
+    (so the next run on this machine does not ask again); a local tag past its TTL is compared
+    with the shared one, which another runner may have revalidated since. Writes go to both.
+    """
+
+    def __init__(
+        self,
+        backend: CacheBackend,
+        *,
+        tag_ttl: float = DEFAULT_TAG_TTL,
+        shared: SharedCacheBackend | None = None,
+    ) -> None:
         self.backend = backend
+        self.shared = shared
         self.tag_ttl = tag_ttl
         self.hits = 0
+        #: Keys whose shared value a batch (:meth:`prefetch`) already merged into the local
+        #: level: the warm path does not ask the shared level for them again, one by one.
+        self._merged: set[str] = set()
 
     @property
     def warnings(self) -> list[str]:
         return self.backend.warnings
 
-    def try_lock(self, name_and_tag: str) -> bool:
-        """Whether this process may look the tag up now: True unless a shared level says
-        another process of the fleet is doing it (a lock that expires by itself)."""
-        try_lock = getattr(self.backend, "try_lock", None)
-        return True if try_lock is None else bool(try_lock("lock:" + _TAG_PREFIX + name_and_tag))
+    def prefetch(self, tags: Iterable[str], digests: Iterable[str]) -> None:
+        """Bring into the local level what the shared one knows of these tags and digests and
+        the local one lacks (or holds past the TTL): one round trip for the tags and pinned
+        digests, one for the digests the tags name. Nothing to ask, no connection."""
+        if self.shared is None or not self.shared.available:
+            return
+        now = time.time()
+        wanted = list(dict.fromkeys(digests))
+        local_tags: dict[str, TagRecord | None] = {}
+        for name in dict.fromkeys(tags):
+            record = self._local_tag(_TAG_PREFIX + name)
+            if record is not None and record.is_fresh(self.tag_ttl, now):
+                wanted.append(record.digest)
+            else:
+                local_tags[_TAG_PREFIX + name] = record
+        missing = [digest for digest in dict.fromkeys(wanted) if not self._local_has(digest)]
+        answers = self.shared.get_many([*local_tags, *(_PLATFORMS_PREFIX + d for d in missing)])
+        self._merged.update(answers)
+        named: list[str] = []
+        for key, local in local_tags.items():
+            shared = self._shared_tag(key, answers.get(key), local)
+            best = shared or local
+            if best is not None and best.is_fresh(self.tag_ttl, now):
+                named.append(best.digest)
+        for digest in missing:
+            self._shared_platforms(digest, answers.get(_PLATFORMS_PREFIX + digest))
+        second = [d for d in dict.fromkeys(named) if d not in missing and not self._local_has(d)]
+        if second:
+            answers = self.shared.get_many([_PLATFORMS_PREFIX + digest for digest in second])
+            self._merged.update(answers)
+            for digest in second:
+                self._shared_platforms(digest, answers.get(_PLATFORMS_PREFIX + digest))
 
     def get_tag(self, name_and_tag: str) -> TagRecord | None:
-        value = self.backend.get(_TAG_PREFIX + name_and_tag)
-        if value is None:
-            return None
-        digest, checked_at = value.get("digest"), value.get("checkedAt")
-        if not isinstance(digest, str) or not isinstance(checked_at, (int, float)):
-            self._drop(_TAG_PREFIX + name_and_tag)
-            return None
-        return TagRecord(digest, float(checked_at))
+        key = _TAG_PREFIX + name_and_tag
+        local = self._local_tag(key)
+        if (
+            self.shared is None
+            or key in self._merged
+            or (local is not None and local.is_fresh(self.tag_ttl, time.time()))
+        ):
+            return local
+        return self._shared_tag(key, self.shared.get(key), local) or local
 
     def put_tag(self, name_and_tag: str, digest: str, *, now: float | None = None) -> None:
         record = {
@@ -316,28 +369,29 @@ class ResolutionCache:
             "checkedAt": time.time() if now is None else now,
         }
         self.backend.set(_TAG_PREFIX + name_and_tag, record, expire=STALE_TAG_RETENTION)
+        if self.shared is not None:
+            self.shared.set(_TAG_PREFIX + name_and_tag, record, expire=STALE_TAG_RETENTION)
 
     def get_platforms(self, digest: str) -> PlatformRecord | None:
         key = _PLATFORMS_PREFIX + digest
         value = self.backend.get(key)
-        if value is None:
-            return None
-        try:
-            media_type = value["mediaType"]
-            platforms = frozenset(Platform.parse(item) for item in value["platforms"])
-            # An empty list is a metadata-only image (OLM bundle, artifact) only when the
-            # record says so; otherwise it is damage.
-            if not isinstance(media_type, str) or (not platforms and not value.get("metadataOnly")):
-                raise ValueError("empty platform record")
-        except (KeyError, TypeError, ValueError, InvalidPlatformError) as exc:
-            self.backend.warnings.append(f"cache entry {key!r} is corrupted ({exc}); ignoring it")
-            self._drop(key)
-            return None
-        self.hits += 1
-        return PlatformRecord(media_type, platforms)
+        record = None
+        if value is not None:
+            try:
+                record = _platform_record(value)
+            except ValueError as exc:
+                self.backend.warnings.append(
+                    f"cache entry {key!r} is corrupted ({exc}); ignoring it"
+                )
+                self.backend.delete(key)
+        if record is None and self.shared is not None and key not in self._merged:
+            record = self._shared_platforms(digest, self.shared.get(key))
+        if record is not None:
+            self.hits += 1
+        return record
 
     def put_platforms(self, digest: str, media_type: str, platforms: frozenset[Platform]) -> None:
-        record = {
+        record: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "mediaType": media_type,
             "platforms": sorted(str(p) for p in platforms),
@@ -345,12 +399,127 @@ class ResolutionCache:
         if not platforms:
             record["metadataOnly"] = True
         self.backend.set(_PLATFORMS_PREFIX + digest, record)
+        if self.shared is not None:
+            self.shared.set(_PLATFORMS_PREFIX + digest, record, expire=SHARED_DIGEST_RETENTION)
 
-    def _drop(self, key: str) -> None:
-        self.backend.delete(key)
+    # Coalescing across a fleet: the first process to miss a tag claims it in the shared level;
+    # the others wait for its answer there (see resolve.remote).
+
+    def claim_tag(self, name_and_tag: str) -> tuple[bool, TagRecord | None]:
+        """Take the fleet's short lock on a tag (True: this process looks it up; always True
+        without a shared level), with the shared answer if one arrived meanwhile, in one round
+        trip."""
+        if self.shared is None:
+            return True, None
+        key = _TAG_PREFIX + name_and_tag
+        claimed, value = self.shared.claim(_LOCK_PREFIX + key, key, milliseconds=TAG_LOCK_MS)
+        return claimed, self._shared_tag(key, value, None)
+
+    def fleet_answer(self, name_and_tag: str) -> tuple[TagRecord | None, bool]:
+        """The shared level's answer for a tag now, and whether its lock is still held."""
+        if self.shared is None:
+            return None, False
+        key = _TAG_PREFIX + name_and_tag
+        value, locked = self.shared.peek(key, _LOCK_PREFIX + key)
+        return self._shared_tag(key, value, None), locked
+
+    def release_tag(self, name_and_tag: str) -> None:
+        """Give the lock back after a failed lookup (failures are never cached): the processes
+        waiting for it ask for themselves at once instead of at the end of their wait."""
+        if self.shared is not None:
+            self.shared.delete(_LOCK_PREFIX + _TAG_PREFIX + name_and_tag)
+
+    def shared_platforms(self, digest: str) -> PlatformRecord | None:
+        """The platforms of a digest another process of the fleet just stored (local first)."""
+        key = _PLATFORMS_PREFIX + digest
+        local = self.backend.get(key)
+        with contextlib.suppress(ValueError):
+            if local is not None:
+                return _platform_record(local)
+        if self.shared is None:
+            return None
+        return self._shared_platforms(digest, self.shared.get(key))
+
+    # The levels.
+
+    def _local_tag(self, key: str) -> TagRecord | None:
+        value = self.backend.get(key)
+        if value is None:
+            return None
+        record = _tag_record(value)
+        if record is None:
+            self.backend.delete(key)
+        return record
+
+    def _local_has(self, digest: str) -> bool:
+        value = self.backend.get(_PLATFORMS_PREFIX + digest)
+        if value is None:
+            return False
+        try:
+            _platform_record(value)
+        except ValueError:
+            return False
+        return True
+
+    def _shared_tag(
+        self, key: str, value: dict[str, Any] | None, local: TagRecord | None
+    ) -> TagRecord | None:
+        """A shared tag record, checked; kept locally when it is newer than ``local``."""
+        if value is None or self.shared is None:
+            return None
+        record = _tag_record(value)
+        if record is None:
+            self.shared.garbage(key)
+            return None
+        if local is None or record.checked_at > local.checked_at:
+            self.backend.set(key, value, expire=STALE_TAG_RETENTION)
+        return record
+
+    def _shared_platforms(self, digest: str, value: dict[str, Any] | None) -> PlatformRecord | None:
+        """A shared platform record, checked, and kept locally."""
+        if value is None or self.shared is None:
+            return None
+        key = _PLATFORMS_PREFIX + digest
+        try:
+            record = _platform_record(value)
+        except ValueError:
+            self.shared.garbage(key)
+            return None
+        self.backend.set(key, value)
+        return record
 
     def close(self) -> None:
         self.backend.close()
+        if self.shared is not None:
+            self.shared.close()
+
+
+def _tag_record(value: dict[str, Any]) -> TagRecord | None:
+    digest, checked_at = value.get("digest"), value.get("checkedAt")
+    if (
+        not isinstance(digest, str)
+        or not isinstance(checked_at, (int, float))
+        or isinstance(checked_at, bool)
+    ):
+        return None
+    return TagRecord(digest, float(checked_at))
+
+
+def _platform_record(value: dict[str, Any]) -> PlatformRecord:
+    """A stored platform record, checked (ValueError says what is wrong with it)."""
+    try:
+        media_type = value["mediaType"]
+        items = value["platforms"]
+        if not isinstance(items, list):
+            raise TypeError("platforms is not a list")
+        platforms = frozenset(Platform.parse(item) for item in items)
+        # An empty list is a metadata-only image (OLM bundle, artifact) only when the record
+        # says so; otherwise it is damage.
+        if not isinstance(media_type, str) or (not platforms and not value.get("metadataOnly")):
+            raise ValueError("empty platform record")
+    except (KeyError, TypeError, ValueError, InvalidPlatformError, AttributeError) as exc:
+        raise ValueError(str(exc) or type(exc).__name__) from exc
+    return PlatformRecord(media_type, platforms)
 
 
 def open_cache(
@@ -361,6 +530,9 @@ def open_cache(
     shared_url: str | None = None,
     shared_ca: str | None = None,
 ) -> ResolutionCache:
+    """The run's cache: the disk (memory with ``enabled=False`` or when the disk cannot be
+    used), and the shared level of ``shared_url`` behind it. The Redis client is imported only
+    when a URL is given: a run without one starts as fast as before."""
     backend: CacheBackend
     if not enabled:
         backend = MemoryCacheBackend()
@@ -371,8 +543,9 @@ def open_cache(
             # A cache is an accelerator: without one the run asks the registries.
             backend = MemoryCacheBackend()
             backend.warnings.append(str(exc))
+    shared = None
     if enabled and shared_url:
-        from kmultiarch.resolve.shared import SharedCacheBackend, TwoLevelBackend
+        from kmultiarch.resolve.shared import SharedCacheBackend
 
-        backend = TwoLevelBackend(backend, SharedCacheBackend(shared_url, ca=shared_ca))
-    return ResolutionCache(backend, tag_ttl=tag_ttl)
+        shared = SharedCacheBackend(shared_url, ca=shared_ca, warnings=backend.warnings)
+    return ResolutionCache(backend, tag_ttl=tag_ttl, shared=shared)

@@ -78,29 +78,40 @@ class _Lookup:
         self._children: dict[tuple[str, str], asyncio.Future[frozenset[Platform]]] = {}
 
     async def resolve(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
-        if reference.digest is None and not tag_is_stale:
+        if reference.digest is None and not tag_is_stale and self.cache.shared is not None:
             # A fleet sharing a cache asks the registry once per tag: the first process to
-            # take the tag's lock looks it up; the others wait a little for its answer.
-            answered = await self._answer_of_another_process(reference)
+            # claim the tag looks it up; the others wait a little for its answer.
+            claimed, answered = await self._answer_of_the_fleet(reference)
             if answered is not None:
                 return answered
+            if claimed:
+                try:
+                    return await self._resolve_from_endpoints(reference, tag_is_stale)
+                except BaseException:
+                    # Failures are never cached: the processes waiting ask for themselves now.
+                    self.cache.release_tag(tag_key(reference))
+                    raise
         return await self._resolve_from_endpoints(reference, tag_is_stale)
 
-    async def _answer_of_another_process(self, reference: ImageRef) -> Resolution | None:
+    async def _answer_of_the_fleet(self, reference: ImageRef) -> tuple[bool, Resolution | None]:
+        """Whether this process claimed the tag, and the answer another process stored."""
         key = tag_key(reference)
-        if self.cache.try_lock(key):
-            return None  # ours to look up
+        claimed, tag = self.cache.claim_tag(key)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + COALESCE_WAIT
-        while loop.time() < deadline:
-            await asyncio.sleep(COALESCE_POLL)
-            tag = self.cache.get_tag(key)
-            record = self.cache.get_platforms(tag.digest) if tag is not None else None
+        while True:
+            record = self.cache.shared_platforms(tag.digest) if tag is not None else None
             if tag is not None and record is not None:
-                return Resolution(
+                resolution = Resolution(
                     reference, record.platforms, tag.digest, record.media_type, "cache"
                 )
-        return None  # the other process is slow or gone: ask ourselves
+                return claimed, resolution
+            if claimed or loop.time() >= deadline:
+                return claimed, None  # ours to look up, or the other process is slow
+            await asyncio.sleep(COALESCE_POLL)
+            tag, held = self.cache.fleet_answer(key)
+            if tag is None and not held:
+                return False, None  # its lookup failed (or the level is off): ask ourselves
 
     async def _resolve_from_endpoints(self, reference: ImageRef, tag_is_stale: bool) -> Resolution:
         mirror_failures: list[str] = []

@@ -100,8 +100,15 @@ class Resolver:
         results: dict[ImageRef, Resolution] = {}
         pending: list[ImageRef] = []
         stale: dict[ImageRef, str] = {}
+        answered = {reference: self._without_cache(reference) for reference in unique}
+        rest = [reference for reference, known in answered.items() if known is None]
+        # A shared cache level is asked for all of them at once (one round trip, not one each).
+        self.cache.prefetch(
+            (tag_key(reference) for reference in rest if reference.digest is None),
+            (reference.digest for reference in rest if reference.digest is not None),
+        )
         for reference in unique:
-            known = self._without_network(reference, stale)
+            known = answered[reference] or self._from_cache(reference, stale)
             if known is not None:
                 results[reference] = known
             else:
@@ -116,9 +123,8 @@ class Resolver:
         self.stats.failures = sum(1 for r in results.values() if not r.ok)
         return {reference: results[reference] for reference in unique}
 
-    def _without_network(
-        self, reference: ImageRef, stale: dict[ImageRef, str]
-    ) -> Resolution | None:
+    def _without_cache(self, reference: ImageRef) -> Resolution | None:
+        """What an override or the lock says (or ``--offline``'s error), before any cache."""
         override = self.policy.override_for(str(reference))
         if override is None and reference.digest is not None:
             override = self.policy.override_for(
@@ -134,6 +140,9 @@ class Resolver:
         if self.offline:
             # Offline renders depend on the lock alone, not on what a cache happens to hold.
             return Resolution(reference, error=self._offline_error(reference))
+        return None
+
+    def _from_cache(self, reference: ImageRef, stale: dict[ImageRef, str]) -> Resolution | None:
         if reference.digest is not None:
             digest = reference.digest
         else:

@@ -1,15 +1,24 @@
-"""The shared cache level (issue 15, first step) against a real redis-server and the real
-registry: what one runner learnt, another with an empty disk cache reads; a Redis that is down
-or refuses the password is one warning and the run goes on."""
+"""The shared cache level (issue 15) against a real redis-server and the real registry: what one
+runner learnt, another with an empty disk cache reads, in one round trip per stage; a fleet
+started together asks the registry once per image. Faults: tests/reliability/
+test_shared_cache_faults.py."""
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
 from support.redis_server import RedisServer
+
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import tag_key
+from kmultiarch.resolve.cache import open_cache
+from kmultiarch.resolve.resolver import Resolver
 
 KEYS = ["multiarch-oci", "single-docker-amd64", "nested-index"]
 
@@ -42,77 +51,6 @@ def test_two_runners_share_answers_through_redis(registry: SeededRegistry, tmp_p
         assert "s3cret-redis" not in first.stderr + second.stderr
 
 
-def test_a_redis_that_is_down_or_refuses_is_one_warning(
-    registry: SeededRegistry, tmp_path: Path
-) -> None:
-    with RedisServer(tmp_path / "redis", password="right") as redis:
-        wrong = redis.url.replace(":right@", ":wrong@")
-        result, elapsed = _inspect(registry, tmp_path, "runner-a", wrong)
-        assert result.returncode == 0, result.stderr
-        warnings = [line for line in result.stderr.splitlines() if "shared cache" in line]
-        assert len(warnings) == 1, result.stderr
-        assert "wrong" not in result.stderr and "right" not in result.stderr
-        port = redis.port
-    down = f"redis://127.0.0.1:{port}/0"
-    result, elapsed = _inspect(registry, tmp_path, "runner-b", down)
-    assert result.returncode == 0, result.stderr
-    assert [e["error"] for e in result.json()] == [None] * len(KEYS)
-    assert len([line for line in result.stderr.splitlines() if "shared cache" in line]) == 1
-    assert elapsed < 10
-
-
-def _redis_cli(redis: RedisServer, *command: str) -> str:
-    import subprocess
-
-    args = ["redis-cli", "-p", str(redis.port)]
-    if redis.password:
-        args += ["-a", redis.password, "--no-auth-warning"]
-    return subprocess.run([*args, *command], capture_output=True, text=True, check=True).stdout
-
-
-def test_garbage_and_pickles_in_redis_are_ignored_with_a_warning(
-    registry: SeededRegistry, tmp_path: Path
-) -> None:
-    with RedisServer(tmp_path / "redis") as redis:
-        first, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
-        assert first.returncode == 0, first.stderr
-        keys = _redis_cli(redis, "--scan", "--pattern", "kmultiarch:v1:*").split()
-        assert keys, "the first runner wrote its answers"
-        planted = tmp_path / "pwned"
-        pickle = b"cos\nsystem\n(S'touch " + str(planted).encode() + b"'\ntR."
-        for position, key in enumerate(keys):
-            value = pickle.decode("latin-1") if position % 2 else "not JSON {"
-            _redis_cli(redis, "SET", key, value)
-        second, _ = _inspect(registry, tmp_path, "runner-b", redis.url)
-        assert second.returncode == 0, second.stderr
-        assert [e["platforms"] for e in second.json()] == [e["platforms"] for e in first.json()]
-        assert "not a JSON object" in second.stderr
-        assert not planted.exists()
-
-
-def test_a_slow_or_full_redis_costs_a_bounded_time_and_one_warning(
-    registry: SeededRegistry, tmp_path: Path
-) -> None:
-    import threading
-
-    with RedisServer(tmp_path / "redis") as redis:
-        _redis_cli(redis, "CONFIG", "SET", "maxmemory", "1mb")
-        _redis_cli(redis, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-        _redis_cli(redis, "DEBUG", "POPULATE", "3000", "filler", "1000")  # past maxmemory
-        full, _ = _inspect(registry, tmp_path, "runner-a", redis.url)
-        assert full.returncode == 0, full.stderr
-        assert len([line for line in full.stderr.splitlines() if "shared cache" in line]) == 1, (
-            full.stderr
-        )
-        sleeper = threading.Thread(target=_redis_cli, args=(redis, "DEBUG", "SLEEP", "5"))
-        sleeper.start()
-        slow, elapsed = _inspect(registry, tmp_path, "runner-b", redis.url)
-        sleeper.join()
-        assert slow.returncode == 0, slow.stderr
-        assert [e["error"] for e in slow.json()] == [None] * len(KEYS)
-        assert elapsed < 4, f"{elapsed:.1f} s: the slow server held the run"
-
-
 def test_cache_info_and_clear_reach_the_shared_level(
     registry: SeededRegistry, tmp_path: Path
 ) -> None:
@@ -125,7 +63,7 @@ def test_cache_info_and_clear_reach_the_shared_level(
         assert "shared:" in info.stdout and "pw-hidden" not in info.stdout + info.stderr
         cleared = run_kmultiarch(["cache", "clear", "--cache-url", redis.url], env=env)
         assert cleared.returncode == 0, cleared.stderr
-        assert _redis_cli(redis, "--scan", "--pattern", "kmultiarch:v1:*").split() == []
+        assert redis.cli("--scan", "--pattern", "kmultiarch:v1:*").split() == []
 
 
 def test_16_runners_started_together_ask_the_registry_once_per_image(
@@ -138,6 +76,10 @@ def test_16_runners_started_together_ask_the_registry_once_per_image(
 
     from support.tools import REPO
 
+    alone = registry.mark()
+    single, _ = _inspect(registry, tmp_path, "one-runner-alone", "")
+    assert single.returncode == 0, single.stderr
+    one_run = [r.path for r in alone.requests() if r.method == "GET" and "/manifests/" in r.path]
     with RedisServer(tmp_path / "redis") as redis:
         log = registry.mark()
         processes = []
@@ -169,9 +111,14 @@ def test_16_runners_started_together_ask_the_registry_once_per_image(
         outputs = [process.communicate(timeout=120) for process in processes]
         assert [process.returncode for process in processes] == [0] * 16, outputs[0][1]
         manifest_gets = [r for r in log.requests() if r.method == "GET" and "/manifests/" in r.path]
-        # One GET per image's tag (and one per child of the nested index): 16 runners, once.
+        # One GET per image's tag (and one per child of the nested index): 16 runners, once,
+        # as many as one runner alone.
         tags = [r for r in manifest_gets if "/manifests/sha256:" not in r.path]
         assert len(tags) == len(KEYS), [r.path for r in manifest_gets]
+        assert sorted(r.path for r in manifest_gets) == sorted(one_run)
+        answers = [_without_source(json.loads(out)) for out, _ in outputs]
+        assert all(answer == answers[0] for answer in answers)
+        assert [e["platforms"] for e in answers[0]] == [e["platforms"] for e in single.json()]
 
 
 def test_a_tls_redis_with_a_ca_of_ones_own(registry: SeededRegistry, tmp_path: Path) -> None:
@@ -214,6 +161,11 @@ def test_a_tls_redis_with_a_ca_of_ones_own(registry: SeededRegistry, tmp_path: P
         )
         assert unverified.returncode == 0
         assert "shared cache" in unverified.stderr  # the system CAs do not know the test CA
+        info = run_kmultiarch(
+            ["cache", "info", "--cache-url", redis.url], env=clean_env(tmp_path, env)
+        )
+        assert info.returncode == 0, info.stderr
+        assert f"shared:    rediss://127.0.0.1:{redis.port}/0" in info.stdout
 
 
 def test_the_policy_names_the_shared_cache(registry: SeededRegistry, tmp_path: Path) -> None:
@@ -287,3 +239,116 @@ def test_a_unix_socket_redis(registry: SeededRegistry, tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _without_source(answers: list[dict[str, object]]) -> list[dict[str, object]]:
+    """inspect's answers without where each came from (registry, cache)."""
+    return [{k: v for k, v in answer.items() if k != "source"} for answer in answers]
+
+
+def _commands(redis: RedisServer) -> dict[str, int]:
+    """How many times each command ran since the last CONFIG RESETSTAT."""
+    counts: dict[str, int] = {}
+    for line in redis.cli("INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            name, _, stats = line.partition(":")
+            counts[name.removeprefix("cmdstat_")] = int(stats.split(",")[0].split("=")[1])
+    return counts
+
+
+def test_a_warm_run_asks_redis_once_per_stage_not_once_per_image(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A runner with an empty disk, answered by Redis: one MGET for the tags and pinned
+    digests (and a second for digests the tags name that were not asked yet); no GET per
+    image."""
+    pinned = [registry.digest_reference(key) for key in KEYS]
+    tags = [registry.reference(key) for key in KEYS]
+    args = ["inspect", "-o", "json", *tags, *pinned]
+    with RedisServer(tmp_path / "redis") as redis:
+        env = {"KMULTIARCH_CACHE_URL": redis.url}
+        first = run_kmultiarch(
+            args, env=clean_env(tmp_path, {**env, "KMULTIARCH_CACHE_DIR": str(tmp_path / "a")})
+        )
+        assert first.returncode == 0, first.stderr
+        redis.cli("CONFIG", "RESETSTAT")
+        log = registry.mark()
+        second = run_kmultiarch(
+            args, env=clean_env(tmp_path, {**env, "KMULTIARCH_CACHE_DIR": str(tmp_path / "b")})
+        )
+        assert second.returncode == 0, second.stderr
+        assert log.requests() == []
+        assert _without_source(second.json()) == _without_source(first.json())
+        commands = _commands(redis)
+        # The pinned digests are those the tags name: the first MGET asked for all of them.
+        assert commands.get("mget") == 1, commands
+        assert "get" not in commands and "set" not in commands, commands
+        redis.cli("CONFIG", "RESETSTAT")
+        tags_only = run_kmultiarch(
+            ["inspect", "-o", "json", *tags],
+            env=clean_env(tmp_path, {**env, "KMULTIARCH_CACHE_DIR": str(tmp_path / "c")}),
+        )
+        assert tags_only.returncode == 0, tags_only.stderr
+        assert _commands(redis).get("mget") == 2  # the tags, then the digests they name
+        # The answers are now on b's disk: its next run does not even connect.
+        redis.cli("CONFIG", "RESETSTAT")
+        third = run_kmultiarch(
+            args, env=clean_env(tmp_path, {**env, "KMULTIARCH_CACHE_DIR": str(tmp_path / "b")})
+        )
+        assert third.returncode == 0, third.stderr
+        assert _without_source(third.json()) == _without_source(first.json())
+        assert "mget" not in _commands(redis)
+
+
+def test_a_tag_another_runner_revalidated_is_not_revalidated_again(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Runner b's disk holds a tag past its TTL; runner a revalidated it since and wrote the
+    fresh answer to Redis: b takes it from there instead of sending its own HEAD."""
+    references = [registry.reference(k) for k in KEYS]
+    with RedisServer(tmp_path / "redis") as redis:
+
+        def run(runner: str) -> object:
+            env = clean_env(
+                tmp_path,
+                {
+                    "KMULTIARCH_CACHE_URL": redis.url,
+                    "KMULTIARCH_CACHE_DIR": str(tmp_path / runner),
+                    "KMULTIARCH_CACHE_TTL": "2",
+                },
+            )
+            result = run_kmultiarch(["inspect", "-o", "json", *references], env=env)
+            assert result.returncode == 0, result.stderr
+            return result
+
+        run("a")
+        run("b")  # b's disk now holds every answer
+        time.sleep(2.1)  # past the TTL on both disks
+        log = registry.mark()
+        run("a")
+        assert log.count("HEAD") == len(KEYS), "a revalidated its stale tags"
+        log = registry.mark()
+        run("b")
+        assert log.requests() == [], "b read a's revalidation from Redis"
+
+
+def test_a_failed_lookup_releases_the_fleet_lock_at_once(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Failures are never cached: when the process holding a tag's lock fails, the processes
+    waiting for its answer ask for themselves at once, not at the end of their wait."""
+    missing = ImageRef.parse(f"{registry.host}/no/such-image:1.0")
+    with RedisServer(tmp_path / "redis") as redis:
+        holder = open_cache(tmp_path / "holder", shared_url=redis.url)
+        claimed, _ = holder.claim_tag(tag_key(missing))
+        assert claimed
+        waiter = Resolver(Policy(), open_cache(tmp_path / "waiter", shared_url=redis.url))
+        threading.Timer(0.3, holder.release_tag, args=(tag_key(missing),)).start()
+        started = time.monotonic()
+        result = waiter.resolve([missing])[missing]
+        elapsed = time.monotonic() - started
+        assert result.error is not None and "not found" in result.error.reason.lower(), result
+        assert 0.3 <= elapsed < 1.5, f"{elapsed:.2f} s: waited past the release"
+        assert holder.warnings == [] and waiter.cache.warnings == []
+        holder.close()
+        waiter.cache.close()

@@ -1,5 +1,7 @@
 """A real redis-server (Debian's) on 127.0.0.1, on a free port in a temporary directory: never
-the machine's own instance. ``password`` sets ``requirepass``."""
+the machine's own instance. ``password`` sets ``requirepass``; with ``user`` too, an ACL user of
+that name and password who may use only ``kmultiarch:*`` keys and the commands kmultiarch
+sends (the default user is off)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,14 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, workdir: Path, *, password: str | None = None, tls: bool = False) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        password: str | None = None,
+        user: str | None = None,
+        tls: bool = False,
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             missing("redis-server is not installed (scripts/install-tools)")
@@ -28,6 +37,7 @@ class RedisServer:
         self.binary = binary
         self.workdir = workdir
         self.password = password
+        self.user = user
         self.port = _free_port()
         self.tls = tls
         #: With ``tls``: the PEM of the test CA that signed the server's certificate.
@@ -36,7 +46,7 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        auth = f":{self.password}@" if self.password else ""
+        auth = f"{self.user or ''}:{self.password}@" if self.password else ""
         scheme = "rediss" if self.tls else "redis"
         return f"{scheme}://{auth}127.0.0.1:{self.port}/0"
 
@@ -58,7 +68,12 @@ class RedisServer:
             "--enable-debug-command",
             "yes",
         ]
-        if self.password:
+        if self.password and self.user:
+            args += ["--user", "default", "off"]
+            # The commands docs/cache.md tells an operator to allow, and no others.
+            commands = ["+get", "+mget", "+set", "+exists", "+del", "+scan", "+ping"]
+            args += ["--user", self.user, "on", f">{self.password}", "~kmultiarch:*", *commands]
+        elif self.password:
             args += ["--requirepass", self.password]
         if self.tls:
             import trustme
@@ -92,6 +107,23 @@ class RedisServer:
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
+
+    def restart(self) -> None:
+        """Stop and start again on the same port: an empty server (nothing is saved)."""
+        self.stop()
+        self.start()
+
+    def cli(self, *command: str) -> str:
+        """``redis-cli`` as the test's operator (the URL's user and password)."""
+        args = ["redis-cli", "-p", str(self.port)]
+        if self.tls:
+            assert self.ca_pem is not None
+            args += ["--tls", "--cacert", str(self.ca_pem)]
+        if self.user:
+            args += ["--user", self.user]
+        if self.password:
+            args += ["--pass", self.password, "--no-auth-warning"]
+        return subprocess.run([*args, *command], capture_output=True, text=True, check=True).stdout
 
     def stop(self) -> None:
         if self._process is not None:

@@ -42,11 +42,11 @@ def clear_cache(directory: Path | None) -> int:
     return 0
 
 
-def show_shared_info(url: str) -> int:
+def show_shared_info(url: str, ca: str | None = None) -> int:
     from kmultiarch.cli.session import warn
     from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
 
-    backend = SharedCacheBackend(url)
+    backend = SharedCacheBackend(url, ca=ca)
     try:
         keys = list(backend.keys())
         for message in backend.warnings:
@@ -62,11 +62,11 @@ def show_shared_info(url: str) -> int:
     return 0
 
 
-def clear_shared(url: str) -> int:
+def clear_shared(url: str, ca: str | None = None) -> int:
     from kmultiarch.cli.session import warn
     from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
 
-    backend = SharedCacheBackend(url)
+    backend = SharedCacheBackend(url, ca=ca)
     try:
         removed = backend.clear()
         for message in backend.warnings:
