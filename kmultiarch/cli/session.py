@@ -155,5 +155,7 @@ class RunOptions:
         """``--lock FILE``, else the policy's ``lock:``, else none."""
         from kmultiarch.io.config import load_lock
 
-        path = self.lock or policy.lock
-        return load_lock(path) if path is not None else None
+        if self.lock is not None:
+            return load_lock(self.lock)
+        # The policy's lock: is the repository's choice: a regular file only.
+        return load_lock(policy.lock, allow_pipe=False) if policy.lock is not None else None

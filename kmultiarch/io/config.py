@@ -37,13 +37,15 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 
-def read_config_file(source: str, what: str) -> str:
-    """A policy or lock file's text: a regular file (or a pipe, as ``<(...)`` gives), at most
-    MAX_CONFIG_BYTES, UTF-8. ValueError says what is wrong; OSError as the system says."""
+def read_config_file(source: str, what: str, *, allow_pipe: bool = True) -> str:
+    """A policy or lock file's text: a regular file (or, when ``allow_pipe``, a pipe, as
+    ``<(...)`` on a command line gives), at most MAX_CONFIG_BYTES, UTF-8. ValueError says what
+    is wrong; OSError as the system says. Opened without blocking: a FIFO with no writer
+    cannot hold the run before its type is checked."""
     descriptor = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(descriptor, "rb") as stream:
         mode = os.fstat(stream.fileno()).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        if not (stat.S_ISREG(mode) or (allow_pipe and stat.S_ISFIFO(mode))):
             raise ValueError(f"not a regular file; a {what} is a YAML file")
         if stat.S_ISFIFO(mode):
             os.set_blocking(stream.fileno(), True)
@@ -77,10 +79,12 @@ def parse_lock(text: str, source: str) -> ImageLock:
     return lock_from_object(document, source)
 
 
-def load_lock(path: str | Path) -> ImageLock:
+def load_lock(path: str | Path, *, allow_pipe: bool = True) -> ImageLock:
+    """The lock at ``path``. ``allow_pipe=False`` for a path the repository chose (a policy's
+    ``lock:``): only a regular file, never a pipe that a writer could hold open."""
     source = str(path)
     try:
-        text = read_config_file(source, "lock file")
+        text = read_config_file(source, "lock file", allow_pipe=allow_pipe)
     except FileNotFoundError as exc:
         raise LockFileError(
             f"{source}: lock file not found; create it with `kmultiarch lock PATH... -o {source}`"

@@ -62,11 +62,27 @@ def collect_inputs(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[
 
 
 def read_bytes(name: str) -> bytes:
+    """A manifest file's bytes: a regular file, or a pipe (``<(helm template ...)``); a device
+    (``/dev/zero``, a disk) or a socket is refused before anything is read."""
     try:
         with open(name, "rb") as stream:
+            mode = os.fstat(stream.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise InputError(
+                    f"{name}: not a regular file ({_kind(mode)}); name a manifest file, a "
+                    "directory of them, or - for stdin"
+                )
             return read_limited(stream, name)
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a directory" if stat.S_ISDIR(mode) else "not a file"
 
 
 def read_limited(stream: BinaryIO, name: str) -> bytes:

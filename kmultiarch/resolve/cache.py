@@ -106,11 +106,15 @@ class DiskCacheBackend:
     def __init__(self, directory: Path) -> None:
         self.directory = _own_directory(directory)
         self.warnings: list[str] = []
-        self._cache = self._open()
+        #: Set by the first write that fails: later entries are not tried (one warning).
+        self._writes_failed = False
+        self._cache = self._open(inside_shared=self.directory != directory)
 
-    def _open(self) -> Any:
+    def _open(self, *, inside_shared: bool = False) -> Any:
         try:
             _make_private_dir(self.directory)
+            if inside_shared:
+                _check_private(self.directory)
             return _open_diskcache(self.directory)
         except (sqlite3.DatabaseError, OSError) as exc:
             if _unwritable(exc):
@@ -179,10 +183,16 @@ class DiskCacheBackend:
             self._cache.delete(key, retry=True)
 
     def set(self, key: str, value: dict[str, Any], *, expire: float | None = None) -> None:
+        if self._writes_failed:
+            return
         try:
             self._cache.set(key, json.dumps(value, sort_keys=True), expire=expire, retry=True)
         except (sqlite3.DatabaseError, OSError) as exc:
-            self.warnings.append(f"could not write cache entry {key!r}: {exc}")
+            # A full disk fails every later write too: one warning, and no more attempts.
+            self._writes_failed = True
+            self.warnings.append(
+                f"cache {self.directory} cannot be written ({exc}); going on without writing to it"
+            )
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(sqlite3.DatabaseError, OSError):
@@ -224,6 +234,24 @@ def _own_directory(directory: Path) -> Path:
     if mode & stat.S_IWOTH:
         return directory / f"kmultiarch-{os.getuid()}"
     return directory
+
+
+def _check_private(directory: Path) -> None:
+    """``directory`` (inside a shared one) must be a real directory of this user that no one
+    else may write: another user could have made it first, or a symlink to a place of theirs,
+    to read the entries or plant some."""
+    status = directory.lstat()
+    if (
+        not stat.S_ISDIR(status.st_mode)
+        or status.st_uid != os.geteuid()
+        or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ):
+        kind = "a symlink" if stat.S_ISLNK(status.st_mode) else f"owner {status.st_uid}"
+        raise CacheError(
+            f"cache directory {directory} is not this user's own ({kind}, mode "
+            f"{stat.S_IMODE(status.st_mode):o}); going on without a cache: remove it or pass "
+            "another --cache-dir"
+        )
 
 
 def _unwritable(exc: BaseException) -> bool:
