@@ -15,6 +15,7 @@ from typing import Any, Literal
 from kmultiarch.core.annotate import annotation_operations
 from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
 from kmultiarch.core.findings import (
+    COMMENTS_LOST,
     FALLBACK_PLATFORMS,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
@@ -141,11 +142,17 @@ class EngineResult:
         ]
 
     def apply_edits(self) -> None:
-        """Edit every document that has operations (fast text splice, round trip if needed)."""
-        for document_outcomes in self.documents.values():
+        """Edit every document that has operations (fast text splice, round trip if needed);
+        a document written anew without some of its comments is a warning naming them."""
+        for source, document_outcomes in self.documents.items():
             for outcome in document_outcomes:
                 if outcome.operations:
-                    outcome.new_text = apply_operations(outcome.document, outcome.operations)
+                    lost: list[int] = []
+                    outcome.new_text = apply_operations(
+                        outcome.document, outcome.operations, lost_comments=lost
+                    )
+                    if lost:
+                        self.findings.append(_comments_lost(source, outcome.document, lost))
 
     def stream(self) -> str:
         """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
@@ -170,6 +177,33 @@ class EngineResult:
                 if text:
                     ends_with_newline = text.endswith("\n")
                     yield text
+
+
+def _comments_lost(source: str, document: SourceDocument, lines: list[int]) -> Finding:
+    value = document.value
+    metadata = value.get("metadata") if isinstance(value, Mapping) else None
+    resource = (
+        ResourceRef(
+            str(value.get("apiVersion", "")),
+            str(value.get("kind", "")),
+            str(metadata.get("name", "")) if isinstance(metadata, Mapping) else "",
+            str(metadata.get("namespace", "") or "") if isinstance(metadata, Mapping) else "",
+        )
+        if isinstance(value, Mapping)
+        else None
+    )
+    shown = ", ".join(str(line) for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
+    return Finding(
+        COMMENTS_LOST,
+        "warning",
+        f"the change was written without the comment{'s' if len(lines) > 1 else ''} on "
+        f"line{'s' if len(lines) > 1 else ''} {shown} (kmultiarch could not keep them in "
+        "this document's layout)",
+        source=source,
+        document_index=document.index,
+        line=document.start_line,
+        resource=resource,
+    )
 
 
 def _starts_with_marker(texts: list[str]) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from yaml.nodes import MappingNode, SequenceNode
 
 from kmultiarch.core.findings import (
+    COMMENTS_LOST,
     FALLBACK_PLATFORMS,
     INDISTINGUISHABLE_PLATFORMS,
     NEEDS_SCHEDULING,
@@ -130,7 +131,13 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
         finding
         for finding in result.findings
         if finding.rule
-        in (POLICY_DRIFT, FALLBACK_PLATFORMS, PINNED_POD, INDISTINGUISHABLE_PLATFORMS)
+        in (
+            POLICY_DRIFT,
+            FALLBACK_PLATFORMS,
+            PINNED_POD,
+            INDISTINGUISHABLE_PLATFORMS,
+            COMMENTS_LOST,
+        )
     )
     diffs = unified_diffs(result) if with_diff else {}
     return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))

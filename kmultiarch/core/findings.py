@@ -39,6 +39,7 @@ class Rule:
     help: str
 
 
+COMMENTS_LOST = "comments-lost"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
@@ -101,6 +102,15 @@ RULES: dict[str, Rule] = {
             "The pod's nodeSelector or node affinity contradicts the platforms of its images",
             "Change the nodeSelector or affinity to an architecture every image of the pod "
             "supports, or use images built for it.",
+        ),
+        Rule(
+            COMMENTS_LOST,
+            "CommentsLost",
+            "A changed document had to be written anew, without some of its comments",
+            "kmultiarch could not splice its change into this document's text (flow style, "
+            "anchors, an unusual layout) and wrote the document from its data: values and key "
+            "order are kept, the comments named are not. Write the pod spec in block style "
+            "without anchors to keep them, and please report the document.",
         ),
         Rule(
             UNRESOLVED_IMAGE,

@@ -171,7 +171,8 @@ def format_sarif(result: CheckResult) -> str:
             "help": {"text": rule.help},
             "defaultConfiguration": {
                 "level": "warning"
-                if rule.id in ("unresolved-image", "policy-drift", "fallback-platforms")
+                if rule.id
+                in ("unresolved-image", "policy-drift", "fallback-platforms", "comments-lost")
                 else "error"
             },
         }

@@ -89,8 +89,15 @@ class _NotExact(Exception):
 # Public API
 
 
-def apply_operations(document: SourceDocument, operations: Sequence[Mapping[str, object]]) -> str:
-    """Return the document's text with ``operations`` applied, other lines left as they are."""
+def apply_operations(
+    document: SourceDocument,
+    operations: Sequence[Mapping[str, object]],
+    *,
+    lost_comments: list[int] | None = None,
+) -> str:
+    """Return the document's text with ``operations`` applied, other lines left as they are.
+    When the document had to be written anew, the lines (in its source) of the comments that
+    could not be kept are appended to ``lost_comments``."""
     parsed = _parse_operations(operations)
     if not parsed:
         return document.text
@@ -100,21 +107,24 @@ def apply_operations(document: SourceDocument, operations: Sequence[Mapping[str,
         try:
             text = _FastEditor(document, root).edit(parsed)
         except _NotExact:
-            return _round_trip_edit(document, root, parsed, expected)
+            return _round_trip_edit(document, root, parsed, expected, lost_comments)
         if _reads_back_as(text, document, expected):
             return text
-        return _round_trip_edit(document, root, parsed, expected)
+        return _round_trip_edit(document, root, parsed, expected, lost_comments)
 
 
 def apply_operations_roundtrip(
-    document: SourceDocument, operations: Sequence[Mapping[str, object]]
+    document: SourceDocument,
+    operations: Sequence[Mapping[str, object]],
+    *,
+    lost_comments: list[int] | None = None,
 ) -> str:
     """Like :func:`apply_operations`, always through ruamel.yaml's round trip (the fallback)."""
     parsed = _parse_operations(operations)
     if not parsed:
         return document.text
     return _round_trip_edit(
-        document, document.node, parsed, apply_patch(document.value, operations)
+        document, document.node, parsed, apply_patch(document.value, operations), lost_comments
     )
 
 
@@ -817,7 +827,11 @@ def _line_after(text: str, node: Node) -> int:
 
 
 def _round_trip_edit(
-    document: SourceDocument, root: Node | None, operations: list[_Operation], expected: object
+    document: SourceDocument,
+    root: Node | None,
+    operations: list[_Operation],
+    expected: object,
+    lost_comments: list[int] | None = None,
 ) -> str:
     if root is None:
         raise ValueError(f"document {document.index + 1} of {document.source} is empty")
@@ -837,9 +851,12 @@ def _round_trip_edit(
 
     def rendered_anew() -> str:
         # The last resort, when ruamel.yaml writes something that does not read back (it has
-        # bugs around comments): the whole body written from the patched value, comments lost.
+        # bugs around comments): the whole body written from the patched value, each scalar
+        # it did not change as the text it was written as; comments are lost (and named).
+        assert root is not None
         marker = "---\n" if body.startswith("---") else ""
-        return marker + "".join(line + "\n" for line in style.inline(expected, 0))
+        value = _patched_verbatim(document, root, operations)
+        return marker + "".join(line + "\n" for line in style.inline(value, 0))
 
     def edited_as_json() -> str:
         return _json_edit(body, operations)
@@ -856,6 +873,14 @@ def _round_trip_edit(
             new_body = new_body.rstrip("\r\n")
         result = prefix + new_body + suffix
         if _reads_back_as(result, document, expected):
+            if attempt is rendered_anew and lost_comments is not None:
+                first_line = document.start_line + text.count("\n", 0, body_start)
+                kept = set(_comments(new_body).values())
+                lost_comments.extend(
+                    first_line + line
+                    for line, comment in _comments(body).items()
+                    if comment not in kept
+                )
             return result
     raise UneditableDocumentError(
         f"{document.source}:{document.start_line}: document {document.index + 1}: kmultiarch "
@@ -863,6 +888,50 @@ def _round_trip_edit(
         "kmultiarch, not an error in the YAML): nothing was written; writing the pod spec in "
         "block style without anchors avoids it; please report the document"
     )
+
+
+def _patched_verbatim(document: SourceDocument, root: Node, operations: list[_Operation]) -> object:
+    """The patched value, with each scalar the operations did not write as :class:`_Verbatim`:
+    written back as it was, it keeps its Kubernetes type (``10:30``, ``0o644``, ``3e1``) and a
+    key that is not a string (``1``, ``on``) can be written at all."""
+    data: Any = copy.deepcopy(_with_verbatim_scalars(root, document.value, document.text))
+    for operation in operations:
+        value = deep_copy(operation.value)
+        if not operation.path:
+            data = value
+            continue
+        parent = data
+        for token in operation.path[:-1]:
+            if isinstance(parent, dict):
+                parent = parent[token]
+            elif isinstance(parent, list):
+                parent = parent[_list_index(token, len(parent), allow_end=False)]
+            else:
+                raise ValueError(f"path {json_pointer(operation.path)} goes through a scalar")
+        _set_in_container(parent, operation.path[-1], operation, value)
+    return data
+
+
+def _comments(text: str) -> dict[int, str]:
+    """The comments of ``text``, by line (0-based): a ``#`` at the start of a line or after
+    white space, outside every scalar (quoted, plain or block)."""
+    import yaml
+
+    inside: list[tuple[int, int]] = []
+    with contextlib.suppress(yaml.YAMLError):
+        for token in yaml.scan(text, Loader=yaml.CSafeLoader):
+            if isinstance(token, yaml.ScalarToken):
+                inside.append((token.start_mark.index, token.end_mark.index))
+    found: dict[int, str] = {}
+    span = 0
+    for match in re.finditer(r"(?:^|(?<=[ \t]))#[^\r\n]*", text, re.MULTILINE):
+        start = match.start()
+        while span < len(inside) and inside[span][1] <= start:
+            span += 1
+        if span < len(inside) and inside[span][0] <= start:
+            continue
+        found[text.count("\n", 0, start)] = match.group().rstrip()
+    return found
 
 
 def _is_json(body: str) -> bool:
