@@ -238,6 +238,7 @@ def test_helm_chart_example_through_a_pipe(
 def test_every_example_has_its_expected_output() -> None:
     for example, expected in (
         ("kustomize-krm", ["expected.yaml"]),
+        ("container-fn", ["expected.yaml"]),
         ("kustomize-overlay", ["expected.yaml"]),
         (
             "helm-chart",

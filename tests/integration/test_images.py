@@ -428,13 +428,17 @@ def run_plugin_step(
     env: dict[str, str] | None = None,
 ) -> Ran:
     """``step`` of the plugin.yaml inside the image, run as argocd-cmp-server runs it: its
-    command and args, in the application's directory, with ARGOCD_APP_* set."""
+    command and args, in the application's directory, with ARGOCD_APP_* set; the root file
+    system read-only and an empty /tmp, as plugin/argocd/README.md has the sidecar."""
     spec = plugin_in_image(images)["spec"][step]
     command, *args = spec["command"]
     options = [
         "run",
         "--rm",
         f"--network={network}",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
         "--volume",
         f"{app}:/app",
         "--workdir",
