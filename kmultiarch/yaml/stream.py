@@ -573,8 +573,18 @@ class _StreamReader:
                         )
                 elif isinstance(event, yaml.CollectionEndEvent):
                     depth -= 1
-        except yaml.MarkedYAMLError:
-            # Syntax errors are reported, with their position, by the composer.
+        except yaml.MarkedYAMLError as exc:
+            # libyaml 0.2.6 (PyYAML 6.0.3's wheels) stops at its own nesting limit, also 1000
+            # levels, before the events above reach it: the same refusal, in the same words.
+            if exc.problem and "maximum nesting depth" in exc.problem:
+                mark = exc.problem_mark
+                self.fail(
+                    index,
+                    start_line,
+                    0 if mark is None else mark.line,
+                    f"nesting deeper than {MAX_DEPTH} levels; this is not a manifest",
+                )
+            # Other syntax errors are reported, with their position, by the composer.
             return
 
 

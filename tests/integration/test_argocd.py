@@ -268,15 +268,3 @@ def test_discovery_matches_an_application_with_a_policy_file(
     assert glob.glob(pattern, root_dir=app, include_hidden=True) == ["./.kmultiarch.yaml"]
     (app / ".kmultiarch.yaml").unlink()
     assert glob.glob(pattern, root_dir=app, include_hidden=True) == []
-
-
-def test_dockerfile_installs_the_plugin_where_the_cmp_server_reads_it() -> None:
-    dockerfile = (PLUGIN / "argocd" / "Dockerfile").read_text()
-    assert "COPY plugin/argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml" in (
-        dockerfile
-    )
-    assert "USER 999" in dockerfile
-    assert 'ENTRYPOINT ["/var/run/argocd/argocd-cmp-server"]' in dockerfile
-    ignored = (PLUGIN.parent / ".dockerignore").read_text().splitlines()
-    for needed in ("!pyproject.toml", "!README.md", "!kmultiarch/", "!plugin/argocd/plugin.yaml"):
-        assert needed in ignored

@@ -62,6 +62,19 @@ def _billion_laughs() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _libyaml_stops_deep_block_mappings_a_line_early() -> bool:
+    """libyaml 0.2.6 (in PyYAML 6.0.3's wheels and later) has a nesting limit of its own: it
+    stops a block mapping nested 1001 deep where the key of the 1000th level opens, a line
+    before the 1001st. Older libyaml lets kmultiarch count the levels itself."""
+    text = "".join(" " * i + "a:\n" for i in range(1100))
+    try:
+        for _ in yaml.parse(text, Loader=yaml.CSafeLoader):
+            pass
+    except yaml.MarkedYAMLError:
+        return True
+    return False
+
+
 def _deep_block_mapping(levels: int) -> bytes:
     # One space more per level: 100k levels would take 5 GB, so 3000 (4.5 MB) stand for them.
     return ("".join(" " * i + "a:\n" for i in range(levels)) + " " * levels + "b\n").encode()
@@ -126,7 +139,7 @@ HOSTILE = [
     Hostile(
         "deep-block-mapping-3000",
         lambda _: _deep_block_mapping(3000),
-        1001,
+        1000 if _libyaml_stops_deep_block_mappings_a_line_early() else 1001,
         "nesting deeper than 1000 levels",
     ),
     Hostile(
