@@ -152,10 +152,13 @@ class RunOptions:
         return CredentialStore(extra=[source])
 
     def load_lock(self, policy: Policy) -> ImageLock | None:
-        """``--lock FILE``, else the policy's ``lock:``, else none."""
+        """``--lock FILE``, else the policy's ``lock:`` (a file, or a lock written out in the
+        policy), else none."""
         from kmultiarch.io.config import load_lock
 
         if self.lock is not None:
             return load_lock(self.lock)
         # The policy's lock: is the repository's choice: a regular file only.
-        return load_lock(policy.lock, allow_pipe=False) if policy.lock is not None else None
+        if policy.lock is not None:
+            return load_lock(policy.lock, allow_pipe=False)
+        return policy.embedded_lock

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
+from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import canonical_registry
@@ -127,6 +128,9 @@ class Policy:
     exclude: Exclusions = Exclusions()
     registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
     lock: Path | None = None
+    #: A lock written out in the policy itself (``spec.lock: {apiVersion, kind: ImageLock,
+    #: images}``): for runners that give a function no files, such as a Kptfile pipeline.
+    embedded_lock: ImageLock | None = None
     #: Seconds a cached tag answer may still serve when revalidating it fails (HTTP's
     #: stale-if-error, for tags); 0: never.
     stale_if_error: float = DEFAULT_STALE_IF_ERROR
@@ -226,9 +230,18 @@ def policy_from_spec(
     failure_policy = _choice(
         spec, "failurePolicy", FAILURE_POLICIES, defaults.failure_policy, source
     )
-    lock = spec.get("lock")
-    if lock is not None and not isinstance(lock, str):
-        raise PolicyError(f"{source}: spec.lock: expected a file path string")
+    lock, embedded_lock = spec.get("lock"), None
+    if isinstance(lock, Mapping):
+        try:
+            embedded_lock = lock_from_object(lock, f"{source}: spec.lock")
+        except LockFileError as exc:
+            raise PolicyError(str(exc)) from exc
+        lock = None
+    elif lock is not None and not isinstance(lock, str):
+        raise PolicyError(
+            f"{source}: spec.lock: expected a file path string, or a lock file's content "
+            "(apiVersion, kind: ImageLock, images)"
+        )
     cache = spec.get("cache") or {}
     if not isinstance(cache, Mapping):
         raise PolicyError(f"{source}: spec.cache: expected a mapping with url (and ca)")
@@ -261,6 +274,7 @@ def policy_from_spec(
         exclude=_exclusions(spec.get("exclude"), source),
         registries=_registries(spec.get("registries"), source, base_dir),
         lock=_relative_to(source, lock, base_dir) if lock else None,
+        embedded_lock=embedded_lock,
         stale_if_error=float(stale_if_error),
         cache_url=cache_url,
         cache_ca=_relative_to(source, cache_ca, base_dir) if cache_ca else None,

@@ -324,6 +324,27 @@ def test_kptfile_pipeline_with_the_image(
     assert (package / "workloads.yaml").read_text() == (EXAMPLE / "expected.yaml").read_text()
 
 
+def test_kptfile_pipeline_offline_with_the_lock_in_the_policy(
+    images: Images, registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A Kptfile pipeline can neither mount a file nor set a variable: the lock is written out
+    in the policy (spec.lock), and kpt's default --network none is all the function needs."""
+    kpt = kpt_binary()
+    package = copy_example(tmp_path, registry)
+    lock = lock_for(package, tmp_path)
+    policy_path = package / "multiarch.yaml"
+    policy = yaml.safe_load(policy_path.read_text())
+    policy["spec"]["lock"] = yaml.safe_load(lock.read_text())
+    policy_path.write_text(yaml.safe_dump(policy, sort_keys=False))
+    log = registry.mark()
+    result = run_tool(
+        [kpt, "fn", "render", "--image-pull-policy", "never", package], env=kpt_env(images)
+    )
+    succeeded(result)
+    assert log.requests() == []
+    assert (package / "workloads.yaml").read_text() == (EXAMPLE / "expected.yaml").read_text()
+
+
 def docker_on_path(images: Images, directory: Path) -> dict[str, str]:
     """kustomize runs container functions with ``docker run``: a ``docker`` that runs podman."""
     directory.mkdir()

@@ -15,6 +15,7 @@ from kmultiarch.core.policy import (
     Toleration,
     policy_from_object,
 )
+from kmultiarch.core.reference import ImageRef
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import load_policy, parse_policy_text
 
@@ -256,6 +257,11 @@ BAD_SPECS = [
     ("registries: {r.io: {ca: 5}}", "spec.registries.r.io.ca: expected a path"),
     ("registries: {r.io: {ca: missing.pem}}", "spec.registries.r.io.ca: CA bundle"),
     ("lock: [a]", "spec.lock: expected a file path"),
+    ("lock: {kind: Policy}", "spec.lock: not a kmultiarch lock file"),
+    (
+        "lock: {apiVersion: kmultiarch.dev/v1alpha1, kind: ImageLock, images: {app: {}}}",
+        "spec.lock: images.app.digest: expected a digest",
+    ),
 ]
 
 
@@ -394,3 +400,30 @@ def test_preferences() -> None:
     ]:
         with pytest.raises(PolicyError, match=message):
             parse_policy_text(_spec(body), "p.yaml")
+
+
+def test_a_lock_written_out_in_the_policy_is_its_lock(tmp_path: Path) -> None:
+    """For runners that give a function no files (a Kptfile pipeline): spec.lock holds the
+    lock file's content instead of its path."""
+    digest = "sha256:" + "a" * 64
+    path = _write(
+        tmp_path,
+        _spec(
+            f"""\
+            lock:
+              apiVersion: kmultiarch.dev/v1alpha1
+              kind: ImageLock
+              images:
+                registry.example/app:1.0:
+                  digest: {digest}
+                  platforms: [linux/amd64]
+            """
+        ),
+    )
+    policy = load_policy(path)
+    assert policy.lock is None
+    assert policy.embedded_lock is not None
+    assert policy.embedded_lock.source == f"{path}: spec.lock"
+    entry = policy.embedded_lock.lookup(ImageRef.parse("registry.example/app:1.0"))
+    assert entry is not None
+    assert (entry.digest, entry.platforms) == (digest, frozenset({AMD64}))
