@@ -25,6 +25,7 @@ import pytest
 import yaml
 from support import SeededRegistry
 from support.cli import run_kmultiarch
+from support.registry import RegistryServer
 from support.tools import (
     EXAMPLES,
     PLUGIN,
@@ -199,6 +200,97 @@ def test_function_image_is_small_non_root_and_labelled(images: Images) -> None:
     base = images.inspect(labels["org.opencontainers.image.base.name"])
     added = images.inspect(FN_IMAGE)["Size"] - base["Size"]
     assert 0 < added < 40_000_000, added
+
+
+def test_function_image_is_one_image_per_platform_under_one_name(
+    images: Images, tmp_path: Path
+) -> None:
+    """``--platform linux/amd64,linux/arm64`` makes the function image a manifest list; pushed to
+    a real registry, kmultiarch itself reads its platforms, and the arm64 image runs (emulated,
+    as nobody, with no network) and mutates a ResourceList like the amd64 one."""
+    shown = images.run(["manifest", "inspect", FN_IMAGE])
+    if shown.returncode != 0:
+        missing(
+            f"{FN_IMAGE} is one platform's image: scripts/build-images --platform "
+            "linux/amd64,linux/arm64 builds both (qemu-user-static for the other machine's)"
+        )
+    manifests = json.loads(shown.stdout)["manifests"]
+    assert sorted(
+        f"{entry['platform']['os']}/{entry['platform']['architecture']}" for entry in manifests
+    ) == ["linux/amd64", "linux/arm64"]
+
+    with RegistryServer(tmp_path / "registry") as server:
+        pushed = f"{server.host}/tools/kmultiarch:dev"
+        succeeded(
+            images.run(
+                ["manifest", "push", "--all", "--tls-verify=false", FN_IMAGE, f"docker://{pushed}"],
+                timeout=300,
+            )
+        )
+        inspected = run_kmultiarch(["inspect", "-o", "json", pushed], env=tool_env(tmp_path))
+        assert inspected.returncode == 0, inspected.stderr
+        assert inspected.json()[0]["platforms"] == ["linux/amd64", "linux/arm64"]
+
+    resource_list = yaml.safe_dump(
+        {
+            "apiVersion": "config.kubernetes.io/v1",
+            "kind": "ResourceList",
+            "items": load_all((EXAMPLE / "workloads.yaml").read_text()),
+            "functionConfig": {
+                "apiVersion": "kmultiarch.dev/v1alpha1",
+                "kind": "MultiArchPolicy",
+                "metadata": {"name": "offline"},
+                "spec": {
+                    "failurePolicy": "Fail",
+                    "overrides": [
+                        {
+                            "image": "registry.test/multiarch-oci:1.0",
+                            "platforms": ["linux/amd64", "linux/arm64"],
+                        },
+                        {
+                            "image": "registry.test/single-docker-amd64:1.0",
+                            "platforms": ["linux/amd64"],
+                        },
+                        {
+                            "image": "registry.test/multiarch-docker:1.0",
+                            "platforms": ["linux/amd64", "linux/arm64"],
+                        },
+                    ],
+                },
+            },
+        }
+    )
+    outputs = {}
+    for architecture in ("amd64", "arm64"):
+        ran = images.run(
+            [
+                "run",
+                "--rm",
+                "-i",
+                "--network=none",
+                "--user=nobody",
+                f"--platform=linux/{architecture}",
+                f"{FN_IMAGE}-{architecture}",
+            ],
+            stdin=resource_list,
+        )
+        outputs[architecture] = yaml.safe_load(succeeded(ran))
+    machine = images.run(
+        [
+            "run",
+            "--rm",
+            "--platform=linux/arm64",
+            "--entrypoint",
+            "uname",
+            f"{FN_IMAGE}-arm64",
+            "-m",
+        ]
+    )
+    assert succeeded(machine).strip() == "aarch64"
+    assert outputs["arm64"] == outputs["amd64"]
+    assert by_identity(outputs["arm64"]["items"]) == by_identity(
+        load_all((EXAMPLE / "expected.yaml").read_text())
+    )
 
 
 def test_function_image_builds_reproducibly(images: Images) -> None:
