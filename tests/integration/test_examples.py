@@ -8,7 +8,6 @@ the diff.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,17 +19,16 @@ from support.cli import run_kmultiarch
 from support.tools import (
     EXAMPLES,
     PLUGIN,
-    Ran,
+    assert_expected,
     helm_binary,
     kpt_binary,
     kubectl_binary,
     load_all,
     run_tool,
+    succeeded,
     tool_env,
     write_mirrored_policy,
 )
-
-UPDATE = os.environ.get("KMULTIARCH_UPDATE_EXAMPLES") == "1"
 
 
 def copy_example(name: str, tmp_path: Path, registry: SeededRegistry, policy: str) -> Path:
@@ -39,17 +37,6 @@ def copy_example(name: str, tmp_path: Path, registry: SeededRegistry, policy: st
     shutil.copytree(EXAMPLES / name, target)
     write_mirrored_policy(target / policy, registry.url, source=target / policy)
     return target
-
-
-def assert_expected(output: str, expected: Path) -> None:
-    if UPDATE:
-        expected.write_text(output)
-    assert output == expected.read_text()
-
-
-def succeeded(result: Ran) -> str:
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 # --- examples/kustomize-krm: the exec KRM function ------------------------------------------

@@ -31,6 +31,7 @@ from support.tools import (
     PLUGIN,
     REPO,
     Ran,
+    assert_expected,
     helm_binary,
     kpt_binary,
     kubectl_binary,
@@ -38,6 +39,7 @@ from support.tools import (
     mirrored_policy,
     missing,
     run_tool,
+    succeeded,
     tool_env,
     write_mirrored_policy,
 )
@@ -53,7 +55,6 @@ PLACEHOLDER_IMAGE = "ghcr.io/your-org/kmultiarch:0.1.0"
 EXAMPLE = EXAMPLES / "container-fn"
 HELM_CHART = EXAMPLES / "helm-chart"
 LOCK_IN_CONTAINER = "/kmultiarch/kmultiarch.lock"
-UPDATE = os.environ.get("KMULTIARCH_UPDATE_EXAMPLES") == "1"
 BUILD_HINT = (
     "export CONTAINERS_CONF=$PWD/tests/support/containers.conf; scripts/build-images --debian-base"
 )
@@ -95,17 +96,6 @@ def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
         if labels.get("dev.kmultiarch.source-digest") != digest:
             pytest.fail(f"{image} was built from other sources than this checkout's: {BUILD_HINT}")
     return found
-
-
-def assert_expected(output: str, expected: Path) -> None:
-    if UPDATE:
-        expected.write_text(output)
-    assert output == expected.read_text()
-
-
-def succeeded(result: Ran) -> str:
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def by_identity(documents: list[Any]) -> dict[tuple[str, str], Any]:
@@ -162,6 +152,13 @@ def function_settings(package: Path, **container: Any) -> None:
 
 def kpt_env(images: Images) -> dict[str, str]:
     return {**images.env, "KPT_FN_RUNTIME": "podman"}
+
+
+def kpt_eval(images: Images, package: Path, *options: str) -> Ran:
+    """``kpt fn eval`` of the function image on ``package``, its multiarch.yaml the config."""
+    command = [kpt_binary(), "fn", "eval", package, "--image", FN_IMAGE]
+    command += ["--image-pull-policy", "never", "--fn-config", package / "multiarch.yaml"]
+    return run_tool([*command, *options], env=kpt_env(images))
 
 
 # --- the KRM function image ---------------------------------------------------------------
@@ -333,26 +330,9 @@ def test_function_image_builds_reproducibly(images: Images) -> None:
 def test_kpt_fn_eval_image_resolves_through_the_host_network(
     images: Images, registry: SeededRegistry, tmp_path: Path
 ) -> None:
-    kpt = kpt_binary()
     package = copy_example(tmp_path, registry)
     log = registry.mark()
-    result = run_tool(
-        [
-            kpt,
-            "fn",
-            "eval",
-            package,
-            "--image",
-            FN_IMAGE,
-            "--image-pull-policy",
-            "never",
-            "--network",
-            "--fn-config",
-            package / "multiarch.yaml",
-        ],
-        env=kpt_env(images),
-    )
-    succeeded(result)
+    succeeded(kpt_eval(images, package, "--network"))
     assert log.count("GET", "/manifests/") >= 3
     assert_expected((package / "workloads.yaml").read_text(), EXAMPLE / "expected.yaml")
 
@@ -362,41 +342,26 @@ def test_kpt_fn_eval_image_offline_with_a_mounted_lock(
 ) -> None:
     """kpt's default: no network at all (--network none). The lock, mounted read-only, answers
     every image; without it the function fails (failurePolicy: Fail) and changes nothing."""
-    kpt = kpt_binary()
     package = copy_example(tmp_path, registry)
     lock = lock_for(package, tmp_path)
     original = (package / "workloads.yaml").read_text()
-    base = [
-        kpt,
-        "fn",
-        "eval",
-        package,
-        "--image",
-        FN_IMAGE,
-        "--image-pull-policy",
-        "never",
-        "--fn-config",
-        package / "multiarch.yaml",
-        "--env",
-        "KMULTIARCH_OFFLINE=1",
-    ]
-    refused = run_tool(base, env=kpt_env(images))
+    refused = kpt_eval(images, package, "--env", "KMULTIARCH_OFFLINE=1")
     assert refused.returncode != 0
     assert "--offline" in refused.stderr
     assert (package / "workloads.yaml").read_text() == original
 
     log = registry.mark()
-    result = run_tool(
-        [
-            *base,
-            "--mount",
-            f"type=bind,src={lock},dst={LOCK_IN_CONTAINER}",
-            "--env",
-            f"KMULTIARCH_LOCK={LOCK_IN_CONTAINER}",
-        ],
-        env=kpt_env(images),
+    mounted = kpt_eval(
+        images,
+        package,
+        "--env",
+        "KMULTIARCH_OFFLINE=1",
+        "--mount",
+        f"type=bind,src={lock},dst={LOCK_IN_CONTAINER}",
+        "--env",
+        f"KMULTIARCH_LOCK={LOCK_IN_CONTAINER}",
     )
-    succeeded(result)
+    succeeded(mounted)
     assert log.requests() == []
     assert (package / "workloads.yaml").read_text() == (EXAMPLE / "expected.yaml").read_text()
 

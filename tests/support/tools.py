@@ -97,6 +97,19 @@ class Ran:
     stderr: str
 
 
+def succeeded(result: Ran) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def assert_expected(output: str, expected: Path) -> None:
+    """``output`` is ``expected``'s text; ``KMULTIARCH_UPDATE_EXAMPLES=1`` rewrites the file
+    instead (review the diff)."""
+    if os.environ.get("KMULTIARCH_UPDATE_EXAMPLES") == "1":
+        expected.write_text(output)
+    assert output == expected.read_text()
+
+
 def run_tool(
     args: Sequence[str | Path],
     *,
