@@ -332,7 +332,11 @@ def test_kpt_fn_eval_image_resolves_through_the_host_network(
 ) -> None:
     package = copy_example(tmp_path, registry)
     log = registry.mark()
-    succeeded(kpt_eval(images, package, "--network"))
+    result = kpt_eval(images, package, "--network")
+    succeeded(result)
+    # Run as nobody, the function keeps its cache in /tmp without a word about it.
+    assert "[warning]" not in result.stderr
+    assert "kmultiarch: 2 pod specs, 2 changed" in result.stderr
     assert log.count("GET", "/manifests/") >= 3
     assert_expected((package / "workloads.yaml").read_text(), EXAMPLE / "expected.yaml")
 
