@@ -178,6 +178,10 @@ def test_function_image_is_small_non_root_and_labelled(images: Images) -> None:
     assert labels["org.opencontainers.image.created"].endswith("Z")
     assert labels["org.opencontainers.image.revision"]
     assert labels["org.opencontainers.image.base.name"]
+    annotations = images.inspect(FN_IMAGE)["Annotations"]
+    for key in ("source", "version", "revision", "created", "licenses"):
+        name = f"org.opencontainers.image.{key}"
+        assert annotations[name] == labels[name], name
     # No compilers and no pip: only the wheel and its dependencies in a virtualenv.
     shell = images.run(
         [
@@ -312,6 +316,11 @@ def test_function_image_builds_reproducibly(images: Images) -> None:
     for name, value in arguments.items():
         command += ["--build-arg", f"{name}={value}"]
     command += [
+        *(
+            f"--annotation=org.opencontainers.image.{key}="
+            + labels[f"org.opencontainers.image.{key}"]
+            for key in ("source", "version", "revision", "created", "licenses")
+        ),
         "--label",
         f"dev.kmultiarch.source-digest={labels['dev.kmultiarch.source-digest']}",
         "--timestamp",
