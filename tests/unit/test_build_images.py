@@ -79,7 +79,10 @@ def test_an_executable_for_another_machine_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "reason"),
-    [(b"#!/bin/sh\nexec helm\n", "is not a Linux executable"), (b"\xcf\xfa\xed\xfe" * 8, "is not a Linux executable")],
+    [
+        (b"#!/bin/sh\nexec helm\n", "is not a Linux executable"),
+        (b"\xcf\xfa\xed\xfe" * 8, "is not a Linux executable"),
+    ],
 )
 def test_scripts_and_other_formats_are_refused(tmp_path: Path, content: bytes, reason: str) -> None:
     """A wrapper script would run the host's helm, which the image does not have; a macOS
