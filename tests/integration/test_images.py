@@ -119,24 +119,25 @@ def copy_example(tmp_path: Path, registry: SeededRegistry) -> Path:
     return target
 
 
-def lock_for(package: Path, tmp_path: Path) -> Path:
-    """``kmultiarch lock`` of the package's workloads, made on the host with the registry."""
+def lock_for(config: Path, manifests: Path, tmp_path: Path) -> Path:
+    """``kmultiarch lock`` of ``manifests`` under ``config``, made on the host with the
+    registry, readable by the container's user."""
     lock = tmp_path / "kmultiarch.lock"
-    succeeded(
-        run_kmultiarch(
-            [
-                "lock",
-                "--config",
-                str(package / "multiarch.yaml"),
-                str(package / "workloads.yaml"),
-                "-o",
-                str(lock),
-            ],
-            env=tool_env(tmp_path),
-        )
-    )
+    command = ["lock", "--config", str(config), str(manifests), "-o", str(lock)]
+    succeeded(run_kmultiarch(command, env=tool_env(tmp_path)))
     lock.chmod(0o644)
     return lock
+
+
+def package_lock(package: Path, tmp_path: Path) -> Path:
+    return lock_for(package / "multiarch.yaml", package / "workloads.yaml", tmp_path)
+
+
+def assert_renders_the_example(output: str) -> None:
+    """A kustomize render (its own key order and document order) holds the example's expected
+    workloads."""
+    rendered = by_identity(load_all(output))
+    assert rendered == by_identity(load_all((EXAMPLE / "expected.yaml").read_text()))
 
 
 def function_settings(package: Path, **container: Any) -> None:
@@ -300,6 +301,11 @@ def test_function_image_builds_reproducibly(images: Images) -> None:
     if not (CONTEXT / "Containerfile").is_file():
         pytest.fail(f"{CONTEXT} (the build context scripts/build-images keeps) is missing")
     labels = images.inspect(FN_IMAGE)["Config"]["Labels"]
+    # Another checkout's build (sharing the container storage) leaves its own image and this
+    # checkout's older context: rebuilding that context proves nothing either way.
+    context_digest = (CONTEXT / "source-digest").read_text().strip()
+    if context_digest != labels["dev.kmultiarch.source-digest"]:
+        pytest.fail(f"{CONTEXT} is not the context {FN_IMAGE} was built from: {BUILD_HINT}")
     created = labels["org.opencontainers.image.created"]
     epoch = subprocess.run(
         ["date", "-u", "-d", created, "+%s"], capture_output=True, text=True, check=True
@@ -356,7 +362,7 @@ def test_kpt_fn_eval_image_offline_with_a_mounted_lock(
     """kpt's default: no network at all (--network none). The lock, mounted read-only, answers
     every image; without it the function fails (failurePolicy: Fail) and changes nothing."""
     package = copy_example(tmp_path, registry)
-    lock = lock_for(package, tmp_path)
+    lock = package_lock(package, tmp_path)
     original = (package / "workloads.yaml").read_text()
     refused = kpt_eval(images, package, "--env", "KMULTIARCH_OFFLINE=1")
     assert refused.returncode != 0
@@ -401,7 +407,7 @@ def test_kptfile_pipeline_offline_with_the_lock_in_the_policy(
     in the policy (spec.lock), and kpt's default --network none is all the function needs."""
     kpt = kpt_binary()
     package = copy_example(tmp_path, registry)
-    lock = lock_for(package, tmp_path)
+    lock = package_lock(package, tmp_path)
     policy_path = package / "multiarch.yaml"
     policy = yaml.safe_load(policy_path.read_text())
     policy["spec"]["lock"] = yaml.safe_load(lock.read_text())
@@ -436,16 +442,14 @@ def test_kustomize_container_function_resolves_with_network(
     result = run_tool(
         [kubectl, "kustomize", "--enable-alpha-plugins", "--network", package], env=env
     )
-    rendered = by_identity(load_all(succeeded(result)))
-    expected = by_identity(load_all((EXAMPLE / "expected.yaml").read_text()))
-    assert rendered == expected
+    assert_renders_the_example(succeeded(result))
 
 
 def test_kustomize_container_function_offline_with_a_mounted_lock(
     images: Images, registry: SeededRegistry, tmp_path: Path
 ) -> None:
     package = copy_example(tmp_path, registry)
-    lock = lock_for(package, tmp_path)
+    lock = package_lock(package, tmp_path)
     shutil.copy2(lock, package / "kmultiarch.lock")
     function_settings(
         package,
@@ -456,10 +460,8 @@ def test_kustomize_container_function_offline_with_a_mounted_lock(
     env = docker_on_path(images, tmp_path / "docker-bin")
     log = registry.mark()
     result = run_tool([kubectl_binary(), "kustomize", "--enable-alpha-plugins", package], env=env)
-    rendered = by_identity(load_all(succeeded(result)))
+    assert_renders_the_example(succeeded(result))
     assert log.requests() == []
-    expected = by_identity(load_all((EXAMPLE / "expected.yaml").read_text()))
-    assert rendered == expected
 
 
 # --- the Argo CD sidecar image --------------------------------------------------------------
@@ -559,9 +561,7 @@ def test_sidecar_generates_a_kustomize_application(
     (app / ".kmultiarch.yaml").write_text(yaml.safe_dump(mirrored_policy(policy, registry.url)))
     succeeded(run_plugin_step(images, "init", app, network="none"))
     result = run_plugin_step(images, "generate", app, network="host")
-    rendered = by_identity(load_all(succeeded(result)))
-    expected = by_identity(load_all((EXAMPLE / "expected.yaml").read_text()))
-    assert rendered == expected
+    assert_renders_the_example(succeeded(result))
 
 
 def test_sidecar_generates_a_helm_application_offline(
@@ -585,14 +585,7 @@ def test_sidecar_generates_a_helm_application_offline(
     rendered.write_text(
         succeeded(run_tool([helm_binary(3), "template", "storefront", app], env=env))
     )
-    lock = tmp_path / "kmultiarch.lock"
-    succeeded(
-        run_kmultiarch(
-            ["lock", "--config", str(app / ".kmultiarch.yaml"), str(rendered), "-o", str(lock)],
-            env=env,
-        )
-    )
-    lock.chmod(0o644)
+    lock = lock_for(app / ".kmultiarch.yaml", rendered, tmp_path)
     offline = {"KMULTIARCH_OFFLINE": "1", "KMULTIARCH_LOCK": LOCK_IN_CONTAINER}
     mounts = (f"{lock}:{LOCK_IN_CONTAINER}:ro",)
     succeeded(run_plugin_step(images, "init", app, network="none"))
