@@ -175,10 +175,37 @@ _READABLE_TOP_LINE = (
     r"(?:[ \r\n]|#|-(?: |\r?$)|(?:---|\.\.\.)[ \t]*(?:#.*)?\r?$"
     r"|[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|\r?$))"
 )
-_UNREADABLE_FIRST_LINE = re.compile(rf"(?!{_READABLE_TOP_LINE}).", re.MULTILINE)
 # Led by a literal line break, which the regular expression engine finds fast: 6x the speed
 # of a '^' that is tried at every character.
 _UNREADABLE_LATER_LINE = re.compile(rf"\n(?!{_READABLE_TOP_LINE}).", re.MULTILINE)
+# Lines before the root's first key: blank, comments (at any indentation) and a bare '---'.
+_LEADING_NOTHING = re.compile(r"(?:[ ]*(?:#[^\n]*)?\r?\n|---[ ]*(?:#[^\n]*)?\r?\n)*")
+# The root's first key: a plain simple key at column 0, so the root is a block mapping whose
+# keys all sit at column 0 (libyaml's block indentation; an indented root let a quoted
+# scalar's continuation lines at column 0 pose as root keys).
+_ROOT_FIRST_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ ]|\r?\n|\Z)")
+# Lines that cannot open anything that spans lines: no quote (a quoted scalar may go on over
+# lines at any column, libyaml does not check their indentation), no flow bracket, anchor,
+# alias, tag, block scalar or explicit key; a '#' only where it opens a comment (at the line's
+# start or after a space). ('%', '@' and '`' open nothing: at a scalar's start they are errors.)
+# Multi-line plain scalars and block scalars never reach column 0 under a root at column 0, so
+# after such lines every line at column 0 is a key of the root.
+_PLAIN_LINES = re.compile(r"(?:[^\n\"'\[\]{}&*!|>?\t#]*(?:(?<![^ \n])#[^\n]*)?\n)*")
+# A block scalar's header: a plain line whose value is '|' or '>' (with a chomping indicator,
+# no indentation indicator). Group 1 runs to the column of the key, or of the last dash when
+# the scalar is a sequence item: its content is more indented than that.
+_BLOCK_SCALAR_HEADER = re.compile(
+    r"((?:[ ]*- +)*[ ]*)([A-Za-z0-9_][A-Za-z0-9_./-]*:[ ]+)?[|>][-+]?(?:[ ]+#[^\n]*)?\r?\n"
+)
+# A line whose value is a quoted scalar closed on the same line (``key: "true"``, ``- 'a'``);
+# a double-quoted one may not end in a backslash (an escaped line break goes on).
+_QUOTED_VALUE_LINE = re.compile(
+    r"[ ]*(?:- +)*(?:[A-Za-z0-9_][A-Za-z0-9_./-]*:[ ]+)?"
+    r"(?:\"(?:[^\"\\\r\n]|\\[^\r\n])*\"|'(?:[^'\r\n]|'')*')"
+    r"(?:[ ]+#[^\n]*|[ ]*)\r?\n"
+)
+_BLANK_LINES = re.compile(r"(?:[ ]*\r?\n)*")
+_BLOCK_CONTENTS: dict[int, re.Pattern[str]] = {}
 _TYPE_VALUES = {
     "apiVersion": re.compile(r"[ \t]+([A-Za-z0-9][A-Za-z0-9./-]*)[ \t]*(?:#.*)?\r?"),
     "kind": re.compile(r"[ \t]+([A-Za-z][A-Za-z0-9]*)[ \t]*(?:#.*)?\r?"),
@@ -198,30 +225,80 @@ def provable_type(text: str) -> tuple[str, str] | None:
     """The top-level ``apiVersion`` and ``kind`` of the document ``text``, when its text alone
     proves them; else None.
 
-    Conservative, so that a reader may skip composing documents of kinds it does not need:
-    every line at column 0 must be blank, a comment, a bare document marker, a sequence entry
-    or a plain simple key (so the root is a block mapping at column 0 whose ``apiVersion`` and
-    ``kind`` keys are such lines, or it has none a reader could see); exactly one line is
-    ``apiVersion:`` and one ``kind:``, each with a plain value that does not go on to the next
-    line. A flow or JSON document, quoted keys, directives, tabs, exotic line breaks: None
-    (compose to know); so is anything that looks like a tag, which the reader must refuse.
-    Tested against the full parse with hypothesis.
+    Sound by construction, so that a reader may skip composing documents of kinds it does not
+    need; it proves a type only when the YAML grammar leaves no other reading:
+
+    - the root is a block mapping at column 0: its first content line (after blank lines,
+      comments and a bare ``---``) is a plain simple key at column 0;
+    - every line before the ``apiVersion:`` and ``kind:`` lines is plain (:data:`_PLAIN_LINES`):
+      nothing that could span lines is open when they come, so they are keys of the root;
+    - each is the only such line at column 0, with a plain value that ends on its line;
+    - every later line at column 0 is one a scan can read (no quoted or explicit key that could
+      be a second ``kind``), and nothing looks like a tag, which the reader must refuse.
+
+    Tabs, exotic line breaks, flow or JSON documents, directives: None (compose to know).
+    Tested against the full parse with hypothesis (tests/unit/test_provable_type.py).
     """
-    if (
-        "\t" in text
-        or has_exotic_line_breaks(text)
-        or _UNREADABLE_FIRST_LINE.match(text)
-        or _UNREADABLE_LATER_LINE.search(text)
-        or _may_have_tag(text)
-    ):
+    if "\t" in text or has_exotic_line_breaks(text):
+        return None
+    first_key = _LEADING_NOTHING.match(text).end()  # type: ignore[union-attr]
+    if not _ROOT_FIRST_KEY.match(text, first_key):
+        return None
+    if _UNREADABLE_LATER_LINE.search(text, first_key) or _may_have_tag(text):
         return None
     found: list[str] = []
+    last_line = 0
     for key, pattern in _TYPE_VALUES.items():
-        value = _top_level_value(text, key, pattern)
-        if value is None:
+        located = _top_level_value(text, key, pattern)
+        if located is None:
             return None
-        found.append(value)
+        found.append(located[0])
+        last_line = max(last_line, located[1])
+    if not _plain_prefix(text, first_key, last_line):
+        return None
     return found[0], found[1]
+
+
+def _plain_prefix(text: str, start: int, end: int) -> bool:
+    """Whether the lines of ``text[start:end]`` (whole lines) leave nothing open that spans
+    lines: plain lines (:data:`_PLAIN_LINES`), values quoted and closed on their line, and
+    block scalars whose header is plain and
+    whose content (every line indented at least as its first, blank lines too) is skipped.
+
+    A block scalar's content is more indented than the collection that holds it (libyaml
+    takes the larger of the first line's indentation and that of leading blank lines), so it
+    ends before any line at column 0; only a header of the simplest form is taken (no
+    indentation indicator), and content more indented than its key or dash.
+    """
+    position = start
+    while True:
+        position = _PLAIN_LINES.match(text, position, end).end()  # type: ignore[union-attr]
+        if position == end:
+            return True
+        quoted = _QUOTED_VALUE_LINE.match(text, position, end)
+        if quoted is not None:
+            position = quoted.end()
+            continue
+        header = _BLOCK_SCALAR_HEADER.match(text, position, end)
+        if header is None:
+            return False
+        lead = header.group(1)
+        if not header.group(2) and "-" not in lead:
+            return False  # a header alone on its line: its collection's indentation is unknown
+        parent_column = len(lead) if header.group(2) else len(lead.rstrip(" ")) - 1
+        blank = _BLANK_LINES.match(text, header.end(), end)
+        assert blank is not None  # matches the empty string
+        widest_blank = max(
+            (len(line.rstrip("\r")) for line in blank.group().split("\n")), default=0
+        )
+        content = header.end() + len(blank.group())
+        column = _indentation(text, content, end)
+        if column == 0:
+            position = content  # an empty scalar: a line at column 0 follows
+            continue
+        if column <= parent_column or widest_blank > column:
+            return False
+        position = _block_content(column).match(text, content, end).end()  # type: ignore[union-attr]
 
 
 def _may_have_tag(text: str) -> bool:
@@ -242,9 +319,26 @@ def _may_have_tag(text: str) -> bool:
     return False
 
 
-def _top_level_value(text: str, key: str, pattern: re.Pattern[str]) -> str | None:
-    """The value of the one column-0 line ``key: value``, if there is exactly one and its value
-    is a plain scalar ``pattern`` matches that ends on its line."""
+def _indentation(text: str, position: int, end: int) -> int:
+    """The number of spaces at ``position`` (a line's start), within ``text[:end]``."""
+    column = position
+    while column < end and text[column] == " ":
+        column += 1
+    return column - position
+
+
+def _block_content(column: int) -> re.Pattern[str]:
+    """Lines indented by ``column`` spaces or more, and blank lines."""
+    pattern = _BLOCK_CONTENTS.get(column)
+    if pattern is None:
+        pattern = re.compile(rf"(?:[ ]{{{column}}}[^\n]*\n|[ ]*\r?\n)*")
+        _BLOCK_CONTENTS[column] = pattern
+    return pattern
+
+
+def _top_level_value(text: str, key: str, pattern: re.Pattern[str]) -> tuple[str, int] | None:
+    """The value of the one column-0 line ``key: value`` and where that line starts, if there
+    is exactly one and its value is a plain scalar ``pattern`` matches that ends on its line."""
     needle = f"\n{key}:"
     if text.startswith(needle[1:]):
         start = 0
@@ -262,7 +356,7 @@ def _top_level_value(text: str, key: str, pattern: re.Pattern[str]) -> str | Non
     following = text[line_end + 1 :].lstrip("\r\n")
     if following[:1] == " ":
         return None  # the value might go on (a multi-line plain scalar)
-    return value.group(1)
+    return value.group(1), start
 
 
 def decode_source(data: bytes, source: str) -> str:
