@@ -23,10 +23,16 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kmultiarch.core.digest import EXAMPLE, is_digest
+from kmultiarch.core.answers import (
+    AnswerError,
+    checked_digest,
+    checked_media_type,
+    checked_platforms,
+)
+from kmultiarch.core.digest import EXAMPLE
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.errors import InputError, InvalidPlatformError, InvalidReferenceError
+from kmultiarch.errors import InputError, InvalidReferenceError
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
 KIND = "ImageLock"
@@ -110,29 +116,28 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
     unknown = set(value) - {"digest", "platforms", "mediaType"}
     if unknown:
         raise LockFileError(f"{where}: unknown key {sorted(unknown)[0]!r}")
-    digest = value.get("digest")
-    if not isinstance(digest, str) or not is_digest(digest):
-        raise LockFileError(f"{where}.digest: expected a digest like {EXAMPLE}")
+    try:
+        digest = checked_digest(value.get("digest"))
+    except AnswerError as exc:
+        raise LockFileError(
+            f"{where}.digest: expected a digest like {EXAMPLE} ({exc.reason})"
+        ) from exc
     if reference.digest is not None and reference.digest != digest:
         raise LockFileError(
             f"{where}.digest: {digest} differs from the digest the reference pins; "
             "regenerate the lock with kmultiarch lock"
         )
     raw_platforms = value.get("platforms")
-    # An empty list is a metadata-only image (an OLM bundle, an OCI artifact): it runs nowhere
-    # by itself and does not narrow its pod.
     if not isinstance(raw_platforms, list):
         raise LockFileError(f"{where}.platforms: expected a list like [linux/amd64]")
-    platforms = set()
-    for position, item in enumerate(raw_platforms):
-        try:
-            platforms.add(Platform.parse(str(item)))
-        except InvalidPlatformError as exc:
-            raise LockFileError(f"{where}.platforms[{position}]: {exc}") from exc
-    media_type = value.get("mediaType")
-    if media_type is not None and not isinstance(media_type, str):
-        raise LockFileError(f"{where}.mediaType: expected a string")
-    return LockEntry(reference, digest, frozenset(platforms), media_type)
+    try:
+        # An empty list is a metadata-only image (an OLM bundle, an OCI artifact): it runs
+        # nowhere by itself and does not narrow its pod.
+        platforms = checked_platforms(raw_platforms, metadata_only=True)
+        media_type = checked_media_type(value.get("mediaType"))
+    except AnswerError as exc:
+        raise LockFileError(f"{where}.{exc.field}: {exc.reason}") from exc
+    return LockEntry(reference, digest, platforms, media_type)
 
 
 def format_lock(lock: ImageLock, header: Iterable[str] = ()) -> str:

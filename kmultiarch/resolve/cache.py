@@ -20,8 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kmultiarch.core.answers import (
+    AnswerError,
+    checked_digest,
+    checked_media_type,
+    checked_platforms,
+)
 from kmultiarch.core.platform import Platform
-from kmultiarch.errors import CacheError, InvalidPlatformError
+from kmultiarch.errors import CacheError
 
 if TYPE_CHECKING:
     from kmultiarch.resolve.shared import SharedCacheBackend
@@ -523,30 +529,26 @@ class ResolutionCache:
 
 
 def _tag_record(value: dict[str, Any]) -> TagRecord | None:
-    digest, checked_at = value.get("digest"), value.get("checkedAt")
-    if (
-        not isinstance(digest, str)
-        or not isinstance(checked_at, (int, float))
-        or isinstance(checked_at, bool)
-    ):
+    """A stored tag record, checked by the grammar every answer meets (None: unusable)."""
+    checked_at = value.get("checkedAt")
+    if not isinstance(checked_at, (int, float)) or isinstance(checked_at, bool):
+        return None
+    try:
+        digest = checked_digest(value.get("digest"))
+    except AnswerError:
         return None
     return TagRecord(digest, float(checked_at))
 
 
 def _platform_record(value: dict[str, Any]) -> PlatformRecord:
-    """A stored platform record, checked (ValueError says what is wrong with it)."""
-    try:
-        media_type = value["mediaType"]
-        items = value["platforms"]
-        if not isinstance(items, list):
-            raise TypeError("platforms is not a list")
-        platforms = frozenset(Platform.parse(item) for item in items)
-        # An empty list is a metadata-only image (OLM bundle, artifact) only when the record
-        # says so; otherwise it is damage.
-        if not isinstance(media_type, str) or (not platforms and not value.get("metadataOnly")):
-            raise ValueError("empty platform record")
-    except (KeyError, TypeError, ValueError, InvalidPlatformError, AttributeError) as exc:
-        raise ValueError(str(exc) or type(exc).__name__) from exc
+    """A stored platform record, checked by the grammar every answer meets (ValueError says
+    what is wrong with it)."""
+    media_type = checked_media_type(value.get("mediaType"))
+    if media_type is None:
+        raise AnswerError("mediaType", "missing")
+    platforms = checked_platforms(
+        value.get("platforms"), metadata_only=bool(value.get("metadataOnly"))
+    )
     return PlatformRecord(media_type, platforms)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
 from kmultiarch.core.oci import (
     IMAGE_TYPES,
     MAX_CONFIG_BYTES,
@@ -139,9 +140,11 @@ class _Lookup:
         repository = reference.repository
         if tag_is_stale and reference.digest is None:
             assert reference.tag is not None
-            digest = await self.client.head_manifest(
+            announced = await self.client.head_manifest(
                 endpoint, repository, reference.tag, source=source
             )
+            # A digest header that is not a digest is as good as none: the GET below verifies.
+            digest = _valid_digest(announced)
             if digest is not None:
                 record = self.cache.get_platforms(digest)
                 if record is not None:
@@ -155,8 +158,12 @@ class _Lookup:
         # Parsed before the digest check: schema 1 is reported as unsupported rather than as a
         # digest mismatch (its digest covers the payload without signatures, not the body).
         manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
-        digest = _verified_digest(fetched.body, reference.digest, fetched.digest, source)
-        platforms = await self._platforms(endpoint, repository, manifest, source, depth=0)
+        digest = _verified_digest(
+            fetched.body, reference.digest, _valid_digest(fetched.digest), source
+        )
+        platforms = _checked_platforms(
+            await self._platforms(endpoint, repository, manifest, source, depth=0), source
+        )
         self.cache.put_platforms(digest, manifest.media_type, platforms)
         if reference.digest is None:
             self.cache.put_tag(tag_key(reference), digest)
@@ -242,6 +249,21 @@ class _Lookup:
         platforms = await self._platforms(endpoint, repository, manifest, child_source, depth=depth)
         self.cache.put_platforms(digest, manifest.media_type, platforms)
         return platforms
+
+
+def _valid_digest(announced: str | None) -> str | None:
+    try:
+        return None if announced is None else checked_digest(announced)
+    except AnswerError:
+        return None
+
+
+def _checked_platforms(platforms: frozenset[Platform], source: str) -> frozenset[Platform]:
+    """The registry's answer, by the grammar the lock's and the caches' answers meet."""
+    try:
+        return checked_platforms(platforms, metadata_only=True)
+    except AnswerError as exc:
+        raise ManifestError(f"{source}: {exc}") from exc
 
 
 def _verified_digest(body: bytes, pinned: str | None, announced: str | None, source: str) -> str:

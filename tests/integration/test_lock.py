@@ -277,7 +277,7 @@ def test_a_broken_lock_is_one_clear_line(
     assert result.stdout == ""
     assert result.stderr.strip() == (
         f"kmultiarch: error: {lock}: images.nginx:1.digest: expected a digest like "
-        "sha256:<64 hex digits>"
+        "sha256:<64 hex digits> (missing)"
     )
     missing = run_kmultiarch(
         ["mutate", "--config", str(policy), "--lock", str(tmp_path / "none.lock"), str(manifests)],
