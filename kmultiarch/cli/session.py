@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +53,21 @@ def append_to_warnings_file(line: str) -> None:
     path = os.environ.get(WARNINGS_FILE_ENV)
     if not path or _warnings_file_broken:
         return
+    data = (line.rstrip("\n") + "\n").encode("utf-8", "backslashreplace")
     try:
-        # backslashreplace: a line may carry a file name that is not UTF-8.
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as stream:
-            stream.write(line.rstrip("\n") + "\n")
+        # Non-blocking: a FIFO no one reads (or whose reader stopped reading) is refused at
+        # once (ENXIO, EAGAIN) instead of holding the run for ever. backslashreplace: a line may
+        # carry a file name that is not UTF-8.
+        descriptor = os.open(
+            path,
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+            0o644,
+        )
+        try:
+            if os.write(descriptor, data) != len(data):
+                raise OSError(errno.EAGAIN, "the reader takes no more")
+        finally:
+            os.close(descriptor)
     except OSError as exc:
         _warnings_file_broken = True
         click.echo(

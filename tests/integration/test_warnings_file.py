@@ -3,6 +3,7 @@ errors, the summary, usage errors) to the file, for tools that hide a plugin's s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from support import SeededRegistry
@@ -66,3 +67,35 @@ def test_an_unwritable_warnings_file_is_said_once_and_does_not_fail_the_run(
     assert len(complaints) == 1
     assert str(target) in complaints[0]
     assert not target.exists()
+
+
+def test_a_fifo_no_one_reads_does_not_hold_the_run(tmp_path: Path) -> None:
+    """A FIFO without a reader blocked the first append for ever; now it is said once, and the
+    run ends as without the file."""
+    fifo = tmp_path / "warnings.fifo"
+    os.mkfifo(fifo)
+    env = clean_env(tmp_path, {"KMULTIARCH_WARNINGS_FILE": str(fifo)})
+    result = run_kmultiarch(["inspect", "registry.test/Not A Reference"], env=env, timeout=20)
+    assert result.returncode == 2
+    complaints = [line for line in result.stderr.splitlines() if "KMULTIARCH_WARNINGS_FILE" in line]
+    assert len(complaints) == 1, result.stderr
+    assert str(fifo) in complaints[0]
+
+
+def test_a_fifo_with_a_reader_gets_every_line(tmp_path: Path) -> None:
+    fifo = tmp_path / "warnings.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    # Opened for reading (and kept open by a writer end of our own) before the run starts.
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    keeper = os.open(fifo, os.O_WRONLY)
+    try:
+        env = clean_env(tmp_path, {"KMULTIARCH_WARNINGS_FILE": str(fifo)})
+        result = run_kmultiarch(["inspect", "registry.test/Not A Reference"], env=env, timeout=20)
+        received = os.read(reader, 65536).decode().splitlines()
+    finally:
+        os.close(keeper)
+        os.close(reader)
+    assert result.returncode == 2
+    assert received == result.stderr.splitlines()
+    assert "Not A Reference" in received[0]
