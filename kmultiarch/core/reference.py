@@ -32,6 +32,12 @@ _TAG = re.compile(r"[\w][\w.-]{0,127}\Z", re.ASCII)
 _HEX64 = re.compile(r"[a-f0-9]{64}\Z")
 
 
+def is_tag(text: str) -> bool:
+    """Whether ``text`` is a tag as :meth:`ImageRef.parse` takes one (distribution's grammar:
+    ASCII letters, digits, ``_``, ``.``, ``-``; at most 128; not starting with ``.`` or ``-``)."""
+    return _TAG.match(text) is not None
+
+
 @dataclass(frozen=True, order=True)
 class ImageRef:
     """A normalised image reference: ``registry/repository[:tag][@digest]``.
@@ -64,7 +70,7 @@ class ImageRef:
             problem = digest_problem(digest)
             if problem is not None:
                 raise InvalidReferenceError(f"invalid image reference {text!r}: {problem}")
-        if tag is not None and not _TAG.match(tag):
+        if tag is not None and not is_tag(tag):
             raise InvalidReferenceError(
                 f"invalid image reference {text!r}: tag {tag!r} is not valid "
                 "(letters, digits, '_', '.', '-'; at most 128; not starting with '.' or '-')"

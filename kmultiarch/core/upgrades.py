@@ -7,6 +7,11 @@ candidates for an image tagged like that: the same ``v`` prefix and the same suf
 (``1.2-alpine`` is another variant of the image, not a newer ``1.1``); ``latest`` and other
 words are never candidates. Newer means a greater version, numbers compared left to right with
 missing parts as 0 (``1.10`` is newer than ``1.9``).
+
+Tags come from a registry, so the parser trusts nothing: only ASCII digits are numbers (``5.``
+then an Arabic-Indic one is no version, and no tag either); a number has at most
+:data:`MAX_NUMBER_DIGITS` digits, so ``int()`` never meets Python's limit on long integer
+strings; a tag the reference grammar refuses is never a candidate.
 """
 
 from __future__ import annotations
@@ -16,8 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import is_tag
 
-_VERSION = re.compile(r"(v?)(\d+(?:\.\d+){0,3})(?:-([0-9A-Za-z][0-9A-Za-z.-]*))?\Z")
+#: Digits of one version number at most: dates and build numbers (20240131, 1706659200) fit.
+MAX_NUMBER_DIGITS = 18
+_NUMBER = f"[0-9]{{1,{MAX_NUMBER_DIGITS}}}"
+_VERSION = re.compile(
+    rf"(v?)({_NUMBER}(?:\.{_NUMBER}){{0,3}})(?:-([0-9A-Za-z][0-9A-Za-z.-]*))?\Z", re.ASCII
+)
 #: Newer tags looked up per image at most, nearest first: an old tag of a busy repository may
 #: have hundreds of newer ones, and the nearest that fits is what is asked for.
 MAX_CANDIDATES = 20
@@ -32,6 +43,9 @@ class VersionTag:
 
     @classmethod
     def parse(cls, tag: str) -> VersionTag | None:
+        """The version ``tag`` is, or None: never raises, whatever the registry sent."""
+        if not is_tag(tag):
+            return None
         match = _VERSION.match(tag)
         if match is None:
             return None
