@@ -56,9 +56,21 @@ log = logging.getLogger("kmultiarch.registry")
 
 MAX_REDIRECTS = 5
 TAGS_PAGE_SIZE = 1000
-MAX_TAG_PAGES = 50
-MAX_TAG_LIST_BYTES = 8 * 1024 * 1024
 _REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class TagListBounds:
+    """Bounds of one repository's tag list, all its pages together: a registry may ignore
+    ``n`` and send page after page, so no bound is per page. The bytes read, the tags kept
+    (a page that could hold more values than are still allowed is refused before it is
+    parsed, so memory stays within these by construction), the pages asked for, the seconds
+    taken."""
+
+    bytes: int = 8 * 1024 * 1024
+    tags: int = 50_000
+    pages: int = 50
+    seconds: float = 60.0
 
 
 @dataclass
@@ -187,37 +199,66 @@ class RegistryClient:
         *,
         source: str,
         page_size: int = TAGS_PAGE_SIZE,
-        max_pages: int = MAX_TAG_PAGES,
+        bounds: TagListBounds = TagListBounds(),
     ) -> list[str]:
         """Every tag of ``repository`` (``GET /v2/<name>/tags/list``), following the ``Link:
         <...>; rel="next"`` header from page to page (distribution paginates with ``n`` and
-        ``last``). Stops after ``max_pages``: a repository of 50 000 tags is not worth more."""
+        ``last``). A list past any of ``bounds`` is a :class:`ManifestError` (a
+        :class:`RegistryTransportError` for the time), never a partial list: the nearest newer
+        tag may be on the page not read."""
+        try:
+            async with asyncio.timeout(bounds.seconds):
+                return await self._tag_pages(endpoint, repository, source, page_size, bounds)
+        except TimeoutError:
+            raise RegistryTransportError(
+                f"{source}: the tag list did not come whole within {bounds.seconds:g} s"
+            ) from None
+
+    async def _tag_pages(
+        self,
+        endpoint: Endpoint,
+        repository: str,
+        source: str,
+        page_size: int,
+        bounds: TagListBounds,
+    ) -> list[str]:
         path = f"/v2/{repository}/tags/list?n={page_size}"
-        tags: list[str] = []
-        for _ in range(max_pages):
-            response = await self._request(
-                "GET",
-                endpoint,
-                repository,
-                path,
-                kind="tags-list",
-                accept="application/json",
-                cap=MAX_TAG_LIST_BYTES,
-                source=source,
-            )
+        tags: dict[str, None] = {}
+        read = 0
+        for page in range(bounds.pages):
+            room = bounds.bytes - read
             try:
-                document = json.loads(response.body)
-            except ValueError as exc:
-                raise ManifestError(f"{source}: the tag list is not JSON: {exc}") from exc
-            page = document.get("tags") if isinstance(document, dict) else None
-            tags.extend(
-                tag for tag in (page if isinstance(page, list) else []) if isinstance(tag, str)
-            )
+                response = await self._request(
+                    "GET",
+                    endpoint,
+                    repository,
+                    path,
+                    kind="tags-list",
+                    accept="application/json",
+                    cap=room,
+                    source=source,
+                )
+            except ManifestError as exc:
+                # The page is over what is left of the whole list's bytes (the one cap the
+                # request layer knows); its other refusals (a corrupt body) are kept as they are.
+                if "-byte cap" not in str(exc):
+                    raise
+                raise ManifestError(
+                    f"{source}: the tag list is over the {bounds.bytes}-byte cap on a whole "
+                    f"list ({read} bytes in {page} page{'' if page == 1 else 's'} before)"
+                ) from None
+            read += len(response.body)
+            tags.update(dict.fromkeys(_page_tags(response.body, len(tags), bounds.tags, source)))
+            if len(tags) > bounds.tags:
+                raise _over_tag_cap(source, bounds.tags)
             following = next_page(response.headers.get("link"), endpoint)
             if following is None or following == path:
-                break
+                return list(tags)
             path = following
-        return list(dict.fromkeys(tags))
+        raise ManifestError(
+            f"{source}: the tag list goes on past the {bounds.pages}-page cap "
+            f"({len(tags)} tags read)"
+        )
 
     # -- the request pipeline ---------------------------------------------------------------
 
@@ -404,6 +445,31 @@ class RegistryClient:
         return RegistryError(f"{source}: {endpoint.host} answered {status}{detail}")
 
 
+#: JSON text that starts a value inside a document (after the first): a page with fewer of
+#: these than N holds fewer than N values, whatever they are.
+_VALUE_STARTS = (b",", b":", b"[", b"{")
+
+
+def _page_tags(body: bytes, kept: int, cap: int, source: str) -> list[str]:
+    """The tags of one page, when ``kept`` tags and the values it may hold stay within ``cap``
+    (and a few: ``{"name": ..., "tags": [...]}``), counted on the bytes before ``json.loads``
+    builds an object for each value."""
+    values = sum(body.count(start) for start in _VALUE_STARTS)
+    if kept + values > cap + 8:
+        raise _over_tag_cap(source, cap)
+
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise ManifestError(f"{source}: the tag list is not JSON: {exc}") from exc
+    page = document.get("tags") if isinstance(document, dict) else None
+    return [tag for tag in (page if isinstance(page, list) else []) if isinstance(tag, str)]
+
+
+def _over_tag_cap(source: str, cap: int) -> ManifestError:
+    return ManifestError(f"{source}: the tag list is over the {cap}-tag cap on a whole list")
+
+
 def _refuse_foreign_challenge(response: RegistryResponse, endpoint: Endpoint, source: str) -> None:
     """A 401 from another origin (a redirect target) is not answered: answering its challenge
     would hand that host this registry's credentials (through a Bearer realm it names)."""
@@ -414,4 +480,4 @@ def _refuse_foreign_challenge(response: RegistryResponse, endpoint: Endpoint, so
         )
 
 
-__all__ = ["Endpoint", "FetchedBody", "RegistryClient"]
+__all__ = ["Endpoint", "FetchedBody", "RegistryClient", "TagListBounds"]

@@ -3,7 +3,9 @@ tag that has it, from the registry's tag list (``GET /v2/<name>/tags/list``) and
 the candidates through the run's resolver (cache, lock and overrides apply as for any image).
 
 Candidates are looked up nearest first in small rounds, so an image whose next tag fits costs
-one lookup, not one per newer tag.
+one lookup, not one per newer tag. A tag list that cannot be had whole (an error, or past
+:class:`~kmultiarch.registry.client.TagListBounds`) leaves the image without a suggestion and
+says why in ``problem``, for the adapter to warn.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class Upgrade:
     platforms: frozenset[Platform] = frozenset()
     checked: int = 0
     note: str = ""
+    #: Why no tag was looked for at all (the tag list failed): worth a warning, not only a note.
+    problem: str = ""
 
 
 def suggest_upgrades(
@@ -47,7 +51,9 @@ def suggest_upgrades(
         if reference.tag is None:
             upgrades[reference] = Upgrade(reference, missing, note="no tag to compare with")
         elif isinstance(tags, str):
-            upgrades[reference] = Upgrade(reference, missing, note=f"tag list unavailable: {tags}")
+            upgrades[reference] = Upgrade(
+                reference, missing, note=f"tag list unavailable: {tags}", problem=tags
+            )
         else:
             newer = newer_tags(reference.tag, tags or [])
             if newer:
@@ -97,13 +103,14 @@ async def _tag_lists(
     resolver: Resolver, references: Sequence[ImageRef]
 ) -> dict[tuple[str, str], list[str] | str]:
     """(registry, repository) -> its tags, or why they could not be listed. Each endpoint of the
-    registry (its mirror first) is tried in turn."""
+    registry (its mirror first) is tried in turn; when none gives the list, every endpoint's
+    reason is kept (the mirror's may be the one that matters)."""
     repositories = list(dict.fromkeys((r.registry, r.repository) for r in references))
     client = resolver.client_factory()
     semaphore = asyncio.Semaphore(max(1, resolver.settings.concurrency))
 
     async def one(registry: str, repository: str) -> list[str] | str:
-        problem = "no endpoint"
+        problems: list[str] = []
         async with semaphore:
             for endpoint in client.endpoints(registry):
                 try:
@@ -111,8 +118,8 @@ async def _tag_lists(
                         endpoint, repository, source=f"{registry}/{repository}"
                     )
                 except KmultiarchError as exc:
-                    problem = str(exc)
-        return problem
+                    problems.append(str(exc))
+        return "; ".join(problems) or "no endpoint"
 
     client.plan(repositories)
     async with client:

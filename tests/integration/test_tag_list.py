@@ -79,3 +79,103 @@ def test_the_tag_list_behind_basic_auth(
     )
     tags, _ = list_tags(basic_auth_registry.host, "two-tags", 1, {"DOCKER_CONFIG": str(config_dir)})
     assert sorted(tags) == ["1.0", "latest"]
+
+
+def _suggest_upgrades_through(proxy: FaultProxy, tmp_path: Path) -> tuple[str, list[str]]:
+    """The image upgrades/app:1.0 named through ``proxy``, and the report command that asks for
+    its upgrades (JSON) with a policy reaching the proxy over HTTP."""
+    from support.manifests import deployment
+
+    reference = f"{proxy.host}/upgrades/app:1.0"
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(deployment("old", [reference]))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n"
+        f"  registries: {{'{proxy.host}': {{insecure: true}}}}\n"
+    )
+    args = ["report", "--suggest-upgrades", "-o", "json", "--config", str(policy), str(manifest)]
+    return reference, args
+
+
+class EndlessTagPages(Fault):
+    """A registry that ignores ``n`` and never ends: each page is ``page_bytes`` of distinct
+    version tags newer than 1.0 (just under the 8 MB the old client allowed per page), with a
+    ``Link`` to one more page. ``pages`` stops it (for measuring the old client only)."""
+
+    def __init__(self, page_bytes: int = 8_000_000, pages: int | None = None) -> None:
+        self.page_bytes = page_bytes
+        self.pages = pages
+
+    def respond(self, exchange, upstream: Upstream | None) -> None:  # type: ignore[no-untyped-def]
+        assert upstream is not None
+        page = int(parse_qs(urlsplit(exchange.handler.path).query).get("page", ["0"])[0])
+        tags, size, number = [], 64, 0
+        while size < self.page_bytes:
+            tag = f"1.{page + 1}.{number}"
+            tags.append(tag)
+            size += len(tag) + 4
+            number += 1
+        headers = upstream.with_header("Content-Type", "application/json")
+        if self.pages is None or page + 1 < self.pages:
+            following = urlencode({"n": 1000, "page": page + 1})
+            headers.append(("Link", f'<{exchange.path}?{following}>; rel="next"'))
+        body = json.dumps({"name": "upgrades/app", "tags": tags}).encode()
+        exchange.send(200, "OK", headers, body)
+
+
+#: What `report --suggest-upgrades` may hold at its peak, whatever a registry sends: the run
+#: itself takes about 60 MB.
+TAG_LIST_RSS_BOUND = 150 * 1024 * 1024
+
+
+def test_a_registry_that_ignores_n_and_never_ends_cannot_grow_memory(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """The caps were per page (8 MB x 50 pages): a registry that ignores ``n`` and sends page
+    after page of 8 MB took the run to 943 MB resident after 8 pages. The caps are now on the
+    whole list: the suggestion is skipped with a warning naming the image."""
+    from support.cli import clean_env
+    from support.measure import run_measured
+
+    with FaultProxy(registry.url) as proxy:
+        proxy.inject("/tags/list", EndlessTagPages())
+        reference, args = _suggest_upgrades_through(proxy, tmp_path)
+        run = run_measured(
+            args,
+            env=clean_env(tmp_path),
+            timeout=180,
+        )
+        pages = proxy.count(path_contains="/tags/list")
+    print(f"peak RSS {run.max_rss / 2**20:.0f} MB, {run.elapsed:.1f} s, {pages} page(s)")
+    assert run.returncode == 0, run.stderr
+    (upgrade,) = json.loads(run.stdout)["upgrades"]
+    assert upgrade["image"] == reference and upgrade["tag"] is None
+    assert "tag list" in upgrade["note"] and "cap" in upgrade["note"], upgrade["note"]
+    warnings = [line for line in run.stderr_lines if "warning" in line and reference in line]
+    assert len(warnings) == 1 and "no upgrade suggested" in warnings[0], run.stderr
+    assert run.max_rss < TAG_LIST_RSS_BOUND, f"{run.max_rss / 2**20:.0f} MB"
+    assert pages <= 2
+
+
+def test_tags_of_5000_digits_or_other_scripts_digits_are_no_versions(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A tag of 5 000 digits passed Python's int-string limit: report --suggest-upgrades exited
+    3. '1.' and an Arabic-Indic one was taken for a version and suggested, a tag kmultiarch's
+    own reference parser refuses. The real list is served with such tags added."""
+    from support.cli import clean_env, run_kmultiarch
+    from support.fault_proxy import ReplaceBody
+
+    def with_odd_tags(body: bytes) -> bytes:
+        document = json.loads(body)
+        document["tags"] += ["9" * 5000, "1.0." + "9" * 5000, "1.\u0661", "1.0\uff11", "1.2\n"]
+        return json.dumps(document).encode()
+
+    with FaultProxy(registry.url) as proxy:
+        proxy.inject("/tags/list", ReplaceBody(with_odd_tags))
+        _, args = _suggest_upgrades_through(proxy, tmp_path)
+        result = run_kmultiarch(args, env=clean_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    (upgrade,) = result.json()["upgrades"]
+    assert upgrade["tag"] == "1.3", upgrade

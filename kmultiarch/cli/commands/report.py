@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.assess.assessment import Inventory, UpgradeSuggestion, inventory
 from kmultiarch.cli.pipeline import generated_at, resolve_and_run
+from kmultiarch.cli.session import warn
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.upgrades import lacking_platforms
@@ -53,6 +54,9 @@ def _upgrades(options: RunOptions, policy: Policy, found: Inventory) -> list[Upg
         upgrades = suggest_upgrades(options.resolver(policy, cache), lacking)
     finally:
         cache.close()
+    for reference, upgrade in upgrades.items():
+        if upgrade.problem:
+            warn(f"{reference}: no upgrade suggested: {upgrade.problem}")
     return [
         UpgradeSuggestion(
             str(reference),
