@@ -97,9 +97,19 @@ def lock_from_object(document: object, source: str) -> ImageLock:
     if not isinstance(images, Mapping):
         raise LockFileError(f"{source}: images: expected a mapping from image reference")
     entries: dict[str, LockEntry] = {}
+    spellings: dict[str, object] = {}
     for key, value in images.items():
         entry = _entry(key, value, source)
-        entries[str(entry.reference)] = entry
+        normalised = str(entry.reference)
+        if normalised in entries:
+            # Two spellings of one image (nginx:1.27, docker.io/library/nginx:1.27): which one
+            # decides must not depend on their order in the file.
+            raise LockFileError(
+                f"{source}: images.{spellings[normalised]} and images.{key} name the same "
+                f"image ({normalised}); keep one, or regenerate the lock with kmultiarch lock"
+            )
+        entries[normalised] = entry
+        spellings[normalised] = key
     return ImageLock(entries, source)
 
 

@@ -137,6 +137,9 @@ class Policy:
     #: spec.cache: a shared cache level (URL, and a CA for rediss://); the options win.
     cache_url: str | None = None
     cache_ca: Path | None = None
+    #: spec.cache.keyFile / key: what signs the shared level's entries (with its URL only).
+    cache_key_file: Path | None = None
+    cache_key: str | None = field(default=None, repr=False)
     pod_specs: tuple[PodSpecLocation, ...] = ()
     annotate: bool = False
     fallback_platforms: tuple[Platform, ...] = ()
@@ -244,9 +247,22 @@ def policy_from_spec(
         )
     cache = spec.get("cache") or {}
     if not isinstance(cache, Mapping):
-        raise PolicyError(f"{source}: spec.cache: expected a mapping with url (and ca)")
-    _check_keys(cache, {"url", "ca"}, "spec.cache", source)
+        raise PolicyError(
+            f"{source}: spec.cache: expected a mapping with url (and ca, keyFile or key)"
+        )
+    _check_keys(cache, {"url", "ca", "keyFile", "key"}, "spec.cache", source)
     cache_url, cache_ca = cache.get("url"), cache.get("ca")
+    cache_key_file, cache_key = cache.get("keyFile"), cache.get("key")
+    if cache_key_file is not None and (not isinstance(cache_key_file, str) or not cache_key_file):
+        raise PolicyError(f"{source}: spec.cache.keyFile: expected the path of a file")
+    if cache_key is not None and (not isinstance(cache_key, str) or len(cache_key.strip()) < 16):
+        # The message never quotes the value: it is a secret.
+        raise PolicyError(
+            f"{source}: spec.cache.key: expected a string of at least 16 characters "
+            "(better: keyFile, a file kept out of the repository)"
+        )
+    if cache_key_file is not None and cache_key is not None:
+        raise PolicyError(f"{source}: spec.cache: give keyFile or key, not both")
     if cache_url is not None and (
         not isinstance(cache_url, str)
         or not cache_url.startswith(("redis://", "rediss://", "unix://"))
@@ -278,6 +294,8 @@ def policy_from_spec(
         stale_if_error=float(stale_if_error),
         cache_url=cache_url,
         cache_ca=_relative_to(source, cache_ca, base_dir) if cache_ca else None,
+        cache_key_file=_relative_to(source, cache_key_file, base_dir) if cache_key_file else None,
+        cache_key=cache_key,
         pod_specs=_pod_specs(spec.get("podSpecs"), source),
         annotate=_flag(spec, "annotate", source),
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
@@ -458,8 +476,17 @@ def _overrides(value: object, source: str) -> tuple[Override, ...]:
         if not isinstance(image, str) or not image:
             raise PolicyError(f"{source}: {where}.image: expected a glob string")
         platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
-        overrides.append(Override(image, frozenset(platforms)))
+        overrides.append(Override(_pattern_with_canonical_host(image), frozenset(platforms)))
     return tuple(overrides)
+
+
+def _pattern_with_canonical_host(pattern: str) -> str:
+    """An image glob whose registry host is spelt as references normalise it (lower case,
+    Docker Hub's aliases as docker.io), so that it matches them."""
+    first, slash, rest = pattern.partition("/")
+    if slash and (any(c in first for c in ".:") or first.lower() == "localhost"):
+        return f"{canonical_registry(first)}/{rest}"
+    return pattern
 
 
 def _preferences(

@@ -18,9 +18,16 @@ MAX_NAME_LENGTH = 255
 
 
 def canonical_registry(host: str) -> str:
-    """The registry ``host`` names: Docker Hub's aliases all mean ``docker.io`` (the one alias
-    table; credentials and API hosts derive from it)."""
-    return DOCKER_HUB if host in DOCKER_HUB_ALIASES else host
+    """The registry ``host`` names, in lower case where it stays a host (host names are
+    case-insensitive: ``LOCALHOST:5000`` and ``localhost:5000`` are one registry, one cache
+    entry and one lock entry); Docker Hub's aliases all mean ``docker.io`` (the one alias table; credentials and
+    API hosts derive from it)."""
+    folded = host.lower()
+    if folded in DOCKER_HUB_ALIASES:
+        return DOCKER_HUB
+    # ``Intranet`` is a host only because of its capital (distribution's rule): folded, it
+    # would read as a Docker Hub namespace, so it stays as written.
+    return folded if any(c in folded for c in ".:") or folded == "localhost" else host
 
 
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"

@@ -129,3 +129,33 @@ def test_load_and_write(tmp_path: Path) -> None:
     write_lock(path, LOCK, ["header"])
     assert load_lock(path).entries == LOCK.entries
     assert [p.name for p in tmp_path.iterdir()] == ["k.lock"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("nginx:1.27", "docker.io/library/nginx:1.27"),
+        ("docker.io/library/nginx:1.27", "index.docker.io/nginx:1.27"),
+        ("LOCALHOST:5000/app:1", "localhost:5000/app:1"),
+    ],
+)
+def test_two_spellings_of_one_image_in_a_lock_are_refused(first: str, second: str) -> None:
+    """Accepted silently before, the later entry deciding (and its platforms with it)."""
+    text = (
+        HEAD
+        + f"  {first}: {{digest: '{X}', platforms: [linux/amd64]}}\n"
+        + f"  {second}: {{digest: '{Y}', platforms: [linux/amd64, linux/arm64]}}\n"
+    )
+    with pytest.raises(LockFileError) as raised:
+        parse_lock(text, "two.lock")
+    message = str(raised.value)
+    assert message.startswith(f"two.lock: images.{first} and images.{second} name the same image")
+    assert "keep one" in message
+
+
+def test_a_lock_entry_answers_a_reference_whose_host_is_spelt_in_another_case() -> None:
+    lock = parse_lock(
+        HEAD + f"  LOCALHOST:5000/app:1: {{digest: '{X}', platforms: [linux/amd64]}}\n", "l"
+    )
+    entry = lock.lookup(ImageRef.parse("localhost:5000/app:1"))
+    assert entry is not None and entry.digest == X

@@ -32,8 +32,13 @@ GOOD = [
     ("127.0.0.1:5000/ns/app", ("127.0.0.1:5000", "ns/app", "latest", None)),
     ("[::1]:5000/app", ("[::1]:5000", "app", "latest", None)),
     ("example.com:443/x", ("example.com:443", "x", "latest", None)),
-    # an upper-case first component is a host (distribution's rule), kept as written
-    ("Registry.Example.com/app", ("Registry.Example.com", "app", "latest", None)),
+    # an upper-case first component is a host (distribution's rule); host names are
+    # case-insensitive, so one that stays a host in lower case is written so (one cache and
+    # lock entry for LOCALHOST:5000 and localhost:5000); Intranet, folded, would not be a host
+    ("Registry.Example.com/app", ("registry.example.com", "app", "latest", None)),
+    ("LOCALHOST:5000/app:1", ("localhost:5000", "app", "1", None)),
+    ("LocalHost/app", ("localhost", "app", "latest", None)),
+    ("Docker.IO/nginx", ("docker.io", "library/nginx", "latest", None)),
     ("Intranet/app", ("Intranet", "app", "latest", None)),
     # one component with a port-looking suffix is a tag, as docker reads it
     ("localhost:5000", ("docker.io", "library/localhost", "5000", None)),
