@@ -20,8 +20,8 @@ MAX_NAME_LENGTH = 255
 def canonical_registry(host: str) -> str:
     """The registry ``host`` names, in lower case where it stays a host (host names are
     case-insensitive: ``LOCALHOST:5000`` and ``localhost:5000`` are one registry, one cache
-    entry and one lock entry); Docker Hub's aliases all mean ``docker.io`` (the one alias table; credentials and
-    API hosts derive from it)."""
+    entry and one lock entry); Docker Hub's aliases all mean ``docker.io`` (the one alias
+    table; credentials and API hosts derive from it)."""
     folded = host.lower()
     if folded in DOCKER_HUB_ALIASES:
         return DOCKER_HUB
