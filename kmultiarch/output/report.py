@@ -72,6 +72,12 @@ def format_text(inventory: Inventory, generated: str) -> str:
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
+def _html(text: str) -> str:
+    """Outside text on the page: neutralised as the text report neutralises it (the page is
+    read in terminals and CI logs too: ``report -o html | tee``), then HTML-escaped."""
+    return escape(printable(text))
+
+
 def _upgrade_text(upgrade: UpgradeSuggestion) -> str:
     lacks = f"{upgrade.image} lacks {', '.join(upgrade.lacking)}"
     if upgrade.tag is None:
@@ -83,8 +89,8 @@ def _upgrades_html(inventory: Inventory) -> str:
     if inventory.upgrades is None:
         return ""
     rows = "".join(
-        f"<tr><td><code>{escape(upgrade.image)}</code></td>"
-        f"<td>{escape(', '.join(upgrade.lacking))}</td>"
+        f"<tr><td><code>{_html(upgrade.image)}</code></td>"
+        f"<td>{_html(', '.join(upgrade.lacking))}</td>"
         f"<td>{_upgrade_cell(upgrade)}</td></tr>"
         for upgrade in inventory.upgrades
     )
@@ -97,8 +103,8 @@ def _upgrades_html(inventory: Inventory) -> str:
 
 def _upgrade_cell(upgrade: UpgradeSuggestion) -> str:
     if upgrade.reference is None:
-        return f'<span class="muted">{escape(upgrade.note)}</span>'
-    return f"<code>{escape(upgrade.reference)}</code> ({escape(', '.join(upgrade.platforms))})"
+        return f'<span class="muted">{_html(upgrade.note)}</span>'
+    return f"<code>{_html(upgrade.reference)}</code> ({_html(', '.join(upgrade.platforms))})"
 
 
 def _upgrade_json(upgrade: UpgradeSuggestion) -> dict[str, Any]:
@@ -226,8 +232,8 @@ _VERDICT_TONE = {
 def format_html(inventory: Inventory, generated: str) -> str:
     """One page, inline CSS, no script and no external resource."""
     cards = "".join(
-        f'<div class="card {_card_tone(key, count)}" data-key="{escape(key)}">'
-        f'<div class="count">{count}</div><div class="label">{escape(label)}</div></div>'
+        f'<div class="card {_card_tone(key, count)}" data-key="{_html(key)}">'
+        f'<div class="count">{count}</div><div class="label">{_html(label)}</div></div>'
         for key, label, count in summary_items(inventory)
     )
     image_rows = "".join(_image_row(image) for image in inventory.images)
@@ -238,14 +244,14 @@ def format_html(inventory: Inventory, generated: str) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="kmultiarch {escape(__version__)}">
+<meta name="generator" content="kmultiarch {_html(__version__)}">
 <title>kmultiarch report</title>
 <style>{_CSS}</style>
 </head>
 <body>
 <header>
 <h1>kmultiarch: image platforms report</h1>
-<p>Cluster platforms: {escape(cluster)} &middot; generated {escape(generated)}</p>
+<p>Cluster platforms: {_html(cluster)} &middot; generated {_html(generated)}</p>
 </header>
 <main>
 <h2>Summary</h2>
@@ -281,24 +287,24 @@ def _image_row(image: ImageEntry) -> str:
     if image.platforms is None:
         platforms = (
             f'<span class="badge bad">unresolved</span> '
-            f'<span class="muted">{escape(_error_text(image))}</span>'
+            f'<span class="muted">{_html(_error_text(image))}</span>'
         )
     else:
         platforms = "".join(
-            f'<span class="badge">{escape(p)}</span>' for p in image.platforms or (METADATA_ONLY,)
+            f'<span class="badge">{_html(p)}</span>' for p in image.platforms or (METADATA_ONLY,)
         )
     source = (
-        f' <span class="muted">({escape(image.resolved_from)})</span>'
+        f' <span class="muted">({_html(image.resolved_from)})</span>'
         if (image.resolved_from)
         else ""
     )
-    digest = f"<code>{escape(image.digest[:19])}&hellip;</code>" if image.digest else "-"
+    digest = f"<code>{_html(image.digest[:19])}&hellip;</code>" if image.digest else "-"
     uses = "".join(
-        f'<li>{escape(use.workload)} <span class="muted">{escape(use.container)}</span></li>'
+        f'<li>{_html(use.workload)} <span class="muted">{_html(use.container)}</span></li>'
         for use in image.used_by
     )
     return (
-        f'<tr class="image"><td><code>{escape(image.reference)}</code></td>'
+        f'<tr class="image"><td><code>{_html(image.reference)}</code></td>'
         f"<td>{platforms}{source}</td><td>{digest}</td>"
         f'<td><ul class="uses">{uses}</ul></td></tr>'
     )
@@ -309,18 +315,18 @@ def _workload_row(workload: WorkloadEntry) -> str:
         workload.category, "warn" if workload.category.endswith("-only") else ""
     )
     platforms = (
-        "".join(f'<span class="badge">{escape(p)}</span>' for p in workload.platforms)
+        "".join(f'<span class="badge">{_html(p)}</span>' for p in workload.platforms)
         or '<span class="muted">-</span>'
     )
     verdict_tone = _VERDICT_TONE.get(workload.verdict, "")
-    images = "<br>".join(f"<code>{escape(image)}</code>" for image in workload.images)
+    images = "<br>".join(f"<code>{_html(image)}</code>" for image in workload.images)
     return (
-        f'<tr class="workload"><td>{escape(workload.workload)}</td>'
-        f'<td><span class="badge {tone}">{escape(workload.category)}</span></td>'
+        f'<tr class="workload"><td>{_html(workload.workload)}</td>'
+        f'<td><span class="badge {tone}">{_html(workload.category)}</span></td>'
         f"<td>{platforms}</td>"
-        f'<td><span class="badge {verdict_tone}">{escape(workload.verdict)}</span></td>'
+        f'<td><span class="badge {verdict_tone}">{_html(workload.verdict)}</span></td>'
         f"<td>{images}</td>"
-        f"<td><code>{escape(display_path(workload.source))}:{workload.line}</code></td></tr>"
+        f"<td><code>{_html(display_path(workload.source))}:{workload.line}</code></td></tr>"
     )
 
 
