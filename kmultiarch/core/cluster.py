@@ -19,6 +19,10 @@ Where the facts come from:
   requirement on the architecture a NodePool may launch either architecture Karpenter
   supports (amd64, arm64); with none on the OS, Linux nodes.
 
+A taint whose effect Kubernetes does not have (only ``NoSchedule``, ``PreferNoSchedule`` and
+``NoExecute``) schedules nothing, and a policy cannot tolerate it: it is kept apart
+(``NodeSource.unknown_taints``) for the adapter to warn about, never in the shape.
+
 Which tolerations a platform needs: none when some source offers it untainted (a pod can run
 there without tolerating anything); otherwise the taints of the sources that are least tainted
 (a dedicated GPU pool tainted on top of an arm64 pool's taint adds nothing), so that a pod that
@@ -27,11 +31,11 @@ tolerates them reaches at least one of those sources.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import API_VERSION, KIND, Policy, Toleration
+from kmultiarch.core.policy import API_VERSION, KIND, TAINT_EFFECTS, Policy, Toleration
 from kmultiarch.core.scheduling import toleration_covers
 from kmultiarch.errors import InvalidPlatformError
 
@@ -83,6 +87,8 @@ class NodeSource:
     platforms: tuple[Platform, ...]
     taints: tuple[Taint, ...]
     path: tuple[str | int, ...] = ()  # from the document root (inside a List)
+    #: Taints with an effect Kubernetes does not have: not in ``taints``, said by the adapter.
+    unknown_taints: tuple[Taint, ...] = ()
 
     @property
     def display_name(self) -> str:
@@ -119,20 +125,21 @@ def _walk(resource: object, path: tuple[str | int, ...]) -> Iterator[NodeSource]
     metadata = _mapping(resource.get("metadata"))
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else "(unnamed)"
     if kind == "Node" and api_version == "v1":
-        yield NodeSource(
-            "v1", "Node", str(name), _node_platforms(resource), _node_taints(resource), path
-        )
+        known, unknown = _by_effect(_node_taints(resource))
+        yield NodeSource("v1", "Node", str(name), _node_platforms(resource), known, path, unknown)
     elif kind == "NodePool" and api_version in NODEPOOL_API_VERSIONS:
         template_spec = _mapping(
             _mapping(_mapping(resource.get("spec")).get("template")).get("spec")
         )
+        known, unknown = _by_effect(_taints(template_spec.get("taints")))
         yield NodeSource(
             str(api_version),
             "NodePool",
             str(name),
             nodepool_platforms(_list(template_spec.get("requirements"))),
-            tuple(_taints(template_spec.get("taints"))),
+            known,
             path,
+            unknown,
         )
 
 
@@ -152,11 +159,18 @@ def _node_platforms(node: Mapping[str, object]) -> tuple[Platform, ...]:
         return ()
 
 
-def _node_taints(node: Mapping[str, object]) -> tuple[Taint, ...]:
-    return tuple(
-        taint
-        for taint in _taints(_mapping(node.get("spec")).get("taints"))
-        if not taint.key.startswith(_TRANSIENT_TAINT_PREFIXES)
+def _node_taints(node: Mapping[str, object]) -> Iterator[Taint]:
+    for taint in _taints(_mapping(node.get("spec")).get("taints")):
+        if not taint.key.startswith(_TRANSIENT_TAINT_PREFIXES):
+            yield taint
+
+
+def _by_effect(taints: Iterable[Taint]) -> tuple[tuple[Taint, ...], tuple[Taint, ...]]:
+    """(taints with an effect Kubernetes has, the others)."""
+    listed = list(taints)
+    return (
+        tuple(taint for taint in listed if taint.effect in TAINT_EFFECTS),
+        tuple(taint for taint in listed if taint.effect not in TAINT_EFFECTS),
     )
 
 

@@ -147,3 +147,109 @@ def test_check_mutate_and_fn_warn_of_a_nodepool_the_policy_lacks(
     assert drift and drift[0]["severity"] == "warning"
     assert drift[0]["resourceRef"]["kind"] == "NodePool"
     assert drift[0]["field"] == {"path": "spec.template.spec"}
+
+
+def _node(name: str, arch: str, taints: list[dict[str, str]] | None = None) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/os": "linux", "kubernetes.io/arch": arch},
+        },
+        "spec": {"taints": taints or []},
+    }
+
+
+#: A node name that ends the header comment line, writes a policy of its own, and opens a
+#: single-quoted scalar that a later taint effect holding ``'`` closes, swallowing the rest.
+FORGING_NAME = (
+    "n\napiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\n"
+    "spec: {platforms: [linux/arm64], tolerations: {linux/arm64: [{operator: Exists}]}}\n"
+    "metadata: '"
+)
+
+
+def test_a_node_name_with_line_breaks_cannot_rewrite_the_printed_policy(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Node names and taint text were copied raw into the header comment: this name, closed by
+    the effect x' of a taint in the YAML below it, made the printed policy tolerate everything
+    on linux/arm64 only ({operator: Exists}), and kmultiarch loaded it."""
+    nodes = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            _node("gpu", "arm64", [{"key": "k", "value": "v", "effect": "x'"}]),
+            _node(FORGING_NAME, "amd64"),
+        ],
+    }
+    source = tmp_path / "nodes.json"
+    source.write_text(json.dumps(nodes))
+    result = run_kmultiarch(["policy", "init", str(source)], env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:4] == [
+        "# Written by `kmultiarch policy init` from:",
+        "#   Node gpu: linux/arm64",
+        "#   Node n\\napiVersion: kmultiarch.dev/v1alpha1\\nkind: MultiArchPolicy\\nspec: "
+        "{platforms: [linux/arm64], tolerations: {linux/arm64: [{operator: Exists}]}}\\n"
+        "metadata: ': linux/amd64",
+        "apiVersion: kmultiarch.dev/v1alpha1",
+    ]
+    assert "taint k=v:x' left out" in result.stderr
+    printed = tmp_path / "policy.yaml"
+    printed.write_text(result.stdout)
+    assert yaml.safe_load(result.stdout)["spec"] == {
+        "platforms": ["linux/amd64", "linux/arm64"],
+        "tolerations": {},
+    }
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    loaded = run_kmultiarch(["mutate", "--config", str(printed), str(manifest)], env=env)
+    assert loaded.returncode == 0, loaded.stderr
+
+
+def test_a_taint_effect_kubernetes_does_not_have_is_left_out_with_a_warning(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A taint effect NoSchedul was copied into the policy, which kmultiarch itself then
+    refused (exit 2)."""
+    nodes = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            _node("amd", "amd64"),
+            _node(
+                "arm",
+                "arm64",
+                [
+                    {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"},
+                    {"key": "dedicated", "value": "batch", "effect": "NoSchedul"},
+                ],
+            ),
+        ],
+    }
+    source = tmp_path / "nodes.json"
+    source.write_text(json.dumps(nodes))
+    result = run_kmultiarch(["policy", "init", str(source)], env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "kmultiarch: warning: Node arm: taint dedicated=batch:NoSchedul left out: Kubernetes "
+        "has no taint effect 'NoSchedul' (NoSchedule, PreferNoSchedule, NoExecute)"
+    ]
+    printed = tmp_path / "policy.yaml"
+    printed.write_text(result.stdout)
+    assert yaml.safe_load(result.stdout)["spec"]["tolerations"] == {
+        "linux/arm64": [
+            {
+                "key": "kubernetes.io/arch",
+                "operator": "Equal",
+                "value": "arm64",
+                "effect": "NoSchedule",
+            }
+        ]
+    }
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    loaded = run_kmultiarch(["mutate", "--config", str(printed), str(manifest)], env=env)
+    assert loaded.returncode == 0, loaded.stderr

@@ -1,15 +1,27 @@
 """``kmultiarch policy init [PATH...]``: a MultiArchPolicy derived from the cluster's Node objects
-(``kubectl get nodes -o yaml``) or its Karpenter NodePools, printed on stdout."""
+(``kubectl get nodes -o yaml``) or its Karpenter NodePools, printed on stdout.
+
+The printed policy is data made from the cluster's text (node names, labels, taints), so it is
+written to load back, with kmultiarch's own loader, to exactly :func:`policy_document`'s value
+whatever that text holds: the YAML is emitted by a serialiser, never assembled from the text,
+and the header comment shows the text through :func:`printable` and as ASCII, so nothing in it
+can end the comment line. Taints with an effect Kubernetes does not have are left out, with a
+warning, since a policy cannot tolerate them.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import yaml
 
-from kmultiarch.core.cluster import cluster_shape, node_sources, policy_document
+from kmultiarch.cli.session import warn
+from kmultiarch.core.cluster import NodeSource, cluster_shape, node_sources, policy_document
+from kmultiarch.core.policy import TAINT_EFFECTS
 from kmultiarch.errors import InputError
 from kmultiarch.io.inputs import collect_inputs
+from kmultiarch.output.safe import printable
 from kmultiarch.yaml.stream import read_stream
 
 
@@ -35,14 +47,31 @@ def init_policy(paths: list[str], name: str) -> int:
             "without kubernetes.io/os and kubernetes.io/arch labels, or NodePools whose "
             "requirements allow no architecture)"
         )
-    shape = cluster_shape(found)
-    lines = ["# Written by `kmultiarch policy init` from:"]
+    for node in found:
+        for taint in node.unknown_taints:
+            warn(
+                f"{node.display_name}: taint {taint} left out: Kubernetes has no taint effect "
+                f"{taint.effect!r} ({', '.join(TAINT_EFFECTS)})"
+            )
+    sys.stdout.write(format_policy(found, name))
+    sys.stdout.flush()
+    return 0
+
+
+def format_policy(found: Sequence[NodeSource], name: str) -> str:
+    """The policy for ``found`` as YAML, under a comment naming each source."""
+    lines = ["Written by `kmultiarch policy init` from:"]
     for node in found:
         platforms = ", ".join(str(p) for p in node.platforms) or "no platform"
         taints = f"; taints {', '.join(str(t) for t in node.taints)}" if node.taints else ""
-        lines.append(f"#   {node.display_name}: {platforms}{taints}")
-    header = "\n".join(lines) + "\n"
-    body = yaml.safe_dump(policy_document(shape, name), sort_keys=False, default_flow_style=False)
-    sys.stdout.write(header + body)
-    sys.stdout.flush()
-    return 0
+        lines.append(f"  {node.display_name}: {platforms}{taints}")
+    header = "".join(f"# {_comment_text(line)}\n" for line in lines)
+    document = policy_document(cluster_shape(found), name)
+    return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+
+
+def _comment_text(text: str) -> str:
+    """``text`` for a YAML comment: no character that could end the line (CR, LF, NEL, the
+    Unicode line and paragraph separators) or that YAML refuses, as the terminal would show
+    it; whatever is not ASCII escaped too, so the comment is plain ASCII by construction."""
+    return printable(text).encode("ascii", "backslashreplace").decode("ascii")
