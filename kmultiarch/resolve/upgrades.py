@@ -6,6 +6,11 @@ Candidates are looked up nearest first in small rounds, so an image whose next t
 one lookup, not one per newer tag. A tag list that cannot be had whole (an error, or past
 :class:`~kmultiarch.registry.client.TagListBounds`) leaves the image without a suggestion and
 says why in ``problem``, for the adapter to warn.
+
+Memory stays bounded whatever the registries send: a few tag lists are fetched at once
+(:data:`TAG_LISTS_AT_ONCE`, each within its bounds), and each is reduced to its images' nearest
+newer tags (at most :data:`~kmultiarch.core.upgrades.MAX_CANDIDATES` each) as it arrives, so no
+list outlives its fetch.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from kmultiarch.resolve.resolver import Resolver
 
 #: Candidates looked up per image and round.
 ROUND = 4
+#: Tag lists fetched at the same time: each may hold TagListBounds' bytes and tags at its peak.
+TAG_LISTS_AT_ONCE = 4
 
 
 @dataclass(frozen=True)
@@ -43,23 +50,23 @@ def suggest_upgrades(
 ) -> dict[ImageRef, Upgrade]:
     """For each reference (with the cluster platforms it lacks), the nearest newer tag that
     runs on all of them."""
-    tag_lists = asyncio.run(_tag_lists(resolver, list(lacking)))
+    newer_by_reference = asyncio.run(
+        _newer_tags(resolver, [r for r in lacking if r.tag is not None])
+    )
     upgrades: dict[ImageRef, Upgrade] = {}
     queues: dict[ImageRef, list[str]] = {}
     for reference, missing in lacking.items():
-        tags = tag_lists.get((reference.registry, reference.repository))
+        newer = newer_by_reference.get(reference, [])
         if reference.tag is None:
             upgrades[reference] = Upgrade(reference, missing, note="no tag to compare with")
-        elif isinstance(tags, str):
+        elif isinstance(newer, str):
             upgrades[reference] = Upgrade(
-                reference, missing, note=f"tag list unavailable: {tags}", problem=tags
+                reference, missing, note=f"tag list unavailable: {newer}", problem=newer
             )
+        elif newer:
+            queues[reference] = newer
         else:
-            newer = newer_tags(reference.tag, tags or [])
-            if newer:
-                queues[reference] = newer
-            else:
-                upgrades[reference] = Upgrade(reference, missing, note="no newer version tag")
+            upgrades[reference] = Upgrade(reference, missing, note="no newer version tag")
     checked: dict[ImageRef, int] = dict.fromkeys(queues, 0)
     while queues:
         batch = {
@@ -99,17 +106,20 @@ def suggest_upgrades(
     return {reference: upgrades[reference] for reference in lacking}
 
 
-async def _tag_lists(
+async def _newer_tags(
     resolver: Resolver, references: Sequence[ImageRef]
-) -> dict[tuple[str, str], list[str] | str]:
-    """(registry, repository) -> its tags, or why they could not be listed. Each endpoint of the
-    registry (its mirror first) is tried in turn; when none gives the list, every endpoint's
-    reason is kept (the mirror's may be the one that matters)."""
-    repositories = list(dict.fromkeys((r.registry, r.repository) for r in references))
+) -> dict[ImageRef, list[str] | str]:
+    """Each (tagged) reference -> its newer tags nearest first, from its repository's tag list,
+    or why that list could not be had. Each endpoint of the registry (its mirror first) is tried
+    in turn; when none gives the list, every endpoint's reason is kept (the mirror's may be the
+    one that matters)."""
+    by_repository: dict[tuple[str, str], list[ImageRef]] = {}
+    for reference in references:
+        by_repository.setdefault((reference.registry, reference.repository), []).append(reference)
     client = resolver.client_factory()
-    semaphore = asyncio.Semaphore(max(1, resolver.settings.concurrency))
+    semaphore = asyncio.Semaphore(max(1, min(TAG_LISTS_AT_ONCE, resolver.settings.concurrency)))
 
-    async def one(registry: str, repository: str) -> list[str] | str:
+    async def tag_list(registry: str, repository: str) -> list[str] | str:
         problems: list[str] = []
         async with semaphore:
             for endpoint in client.endpoints(registry):
@@ -121,7 +131,14 @@ async def _tag_lists(
                     problems.append(str(exc))
         return "; ".join(problems) or "no endpoint"
 
-    client.plan(repositories)
+    async def one(key: tuple[str, str]) -> dict[ImageRef, list[str] | str]:
+        tags = await tag_list(*key)
+        return {
+            reference: tags if isinstance(tags, str) else newer_tags(reference.tag or "", tags)
+            for reference in by_repository[key]
+        }
+
+    client.plan(by_repository)
     async with client:
-        answers = await asyncio.gather(*(one(*key) for key in repositories))
-    return dict(zip(repositories, answers, strict=True))
+        answers = await asyncio.gather(*(one(key) for key in by_repository))
+    return {reference: newer for answer in answers for reference, newer in answer.items()}

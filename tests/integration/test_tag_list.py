@@ -81,21 +81,26 @@ def test_the_tag_list_behind_basic_auth(
     assert sorted(tags) == ["1.0", "latest"]
 
 
-def _suggest_upgrades_through(proxy: FaultProxy, tmp_path: Path) -> tuple[str, list[str]]:
-    """The image upgrades/app:1.0 named through ``proxy``, and the report command that asks for
-    its upgrades (JSON) with a policy reaching the proxy over HTTP."""
+def _suggest_upgrades_through(
+    proxy: FaultProxy,
+    tmp_path: Path,
+    repositories: tuple[str, ...] = ("upgrades/app",),
+    extra_spec: str = "",
+) -> tuple[str, list[str]]:
+    """The first of the images ``REPOSITORY:1.0`` named through ``proxy``, and the report
+    command that asks for their upgrades (JSON) with a policy reaching the proxy over HTTP."""
     from support.manifests import deployment
 
-    reference = f"{proxy.host}/upgrades/app:1.0"
+    references = [f"{proxy.host}/{repository}:1.0" for repository in repositories]
     manifest = tmp_path / "app.yaml"
-    manifest.write_text(deployment("old", [reference]))
+    manifest.write_text(deployment("old", references))
     policy = tmp_path / "policy.yaml"
     policy.write_text(
         "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n"
-        f"  registries: {{'{proxy.host}': {{insecure: true}}}}\n"
+        f"  registries: {{'{proxy.host}': {{insecure: true}}}}\n{extra_spec}"
     )
     args = ["report", "--suggest-upgrades", "-o", "json", "--config", str(policy), str(manifest)]
-    return reference, args
+    return references[0], args
 
 
 class EndlessTagPages(Fault):
@@ -179,3 +184,45 @@ def test_tags_of_5000_digits_or_other_scripts_digits_are_no_versions(
     assert result.returncode == 0, result.stderr
     (upgrade,) = result.json()["upgrades"]
     assert upgrade["tag"] == "1.3", upgrade
+
+
+class LongTagList(Fault):
+    """Any repository's tag list: one page of 49 000 tags of 128 characters (6.5 MB), within
+    every bound of a single list."""
+
+    forward = False
+
+    def __init__(self) -> None:
+        tags = [f"1.{number}-" + "a" * (126 - len(str(number))) for number in range(49_000)]
+        self.body = json.dumps({"name": "app", "tags": tags}).encode()
+
+    def respond(self, exchange, upstream: Upstream | None) -> None:  # type: ignore[no-untyped-def]
+        exchange.send(200, "OK", [("Content-Type", "application/json")], self.body)
+
+
+def test_the_tag_lists_of_many_repositories_do_not_add_up(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Every repository's whole tag list was kept until the last one came (32 at once): 32
+    images of repositories with 49 000 long tags each took the run to 419 MB, 64 to 766 MB.
+    A few lists are fetched at once, and each is cut to its nearest newer tags as it comes."""
+    from support.cli import clean_env
+    from support.measure import run_measured
+
+    with FaultProxy(registry.url) as proxy:
+        proxy.inject("/tags/list", LongTagList())
+        _, args = _suggest_upgrades_through(
+            proxy,
+            tmp_path,
+            tuple(f"team{number}/app" for number in range(32)),
+            # Platforms declared, not looked up: the images need not exist.
+            "  overrides: [{image: '*', platforms: [linux/amd64]}]\n",
+        )
+        run = run_measured(args, env=clean_env(tmp_path), timeout=180)
+        lists = proxy.count(path_contains="/tags/list")
+    print(f"peak RSS {run.max_rss / 2**20:.0f} MB, {run.elapsed:.1f} s, {lists} lists")
+    assert run.returncode == 0, run.stderr
+    upgrades = json.loads(run.stdout)["upgrades"]
+    assert {upgrade["note"] for upgrade in upgrades} == {"no newer version tag"}
+    assert lists == 32
+    assert run.max_rss < TAG_LIST_RSS_BOUND, f"{run.max_rss / 2**20:.0f} MB"
