@@ -22,10 +22,11 @@ import contextlib
 import copy
 import functools
 import io
+import itertools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -104,12 +105,15 @@ def apply_operations(
     with cyclic_gc_paused():
         expected = apply_patch(document.value, operations)
         root = document.node
-        try:
+        with contextlib.suppress(_NotExact):
             text = _FastEditor(document, root).edit(parsed)
-        except _NotExact:
-            return _round_trip_edit(document, root, parsed, expected, lost_comments)
-        if _reads_back_as(text, document, expected):
-            return text
+            if _reads_back_as(text, document, expected):
+                return text
+        if root is not None and _is_flow(root):
+            with contextlib.suppress(_NotExact):
+                text = _flow_splice(document, parsed)
+                if _reads_back_as(text, document, expected):
+                    return text
         return _round_trip_edit(document, root, parsed, expected, lost_comments)
 
 
@@ -411,7 +415,9 @@ class _FastEditor:
             root is None
             or isinstance(root, ScalarNode)
             or _is_flow(root)
-            or document.has_aliases_or_merges
+            # Aliases are fine: an edit that reaches an aliased node (whose marks are those of
+            # its anchor) does not read back as the patched value, and falls back.
+            or document.has_merges
             or has_exotic_line_breaks(text)
             or ("\t" in text and _TAB_IN_INDENTATION.search(text))
         ):
@@ -815,11 +821,232 @@ def _line_after(text: str, node: Node) -> int:
         if end == 0 or text[end - 1] != "\n":
             raise _NotExact
         return int(end)
+    if end < node.start_mark.index:
+        raise _NotExact  # an alias: its marks are those of its anchor, earlier in the text
     if leaf.start_mark.index == end and text[end - 1 : end] not in (":", "-"):
         # An empty value whose position is not right after its indicator.
         raise _NotExact
     newline = text.find("\n", end)
     return len(text) if newline < 0 else newline + 1
+
+
+# --------------------------------------------------------------------------------------------
+# JSON documents (and YAML flow documents), spliced in their own layout
+
+
+def _flow_splice(document: SourceDocument, operations: list[_Operation]) -> str:
+    """A JSON (or YAML flow) document with ``operations`` spliced in, in its own separators
+    (``,`` or ``, ``, ``:`` or ``: ``), key quoting, trailing commas, line breaks and
+    indentation: what they do not touch (the other items of a List, the other keys) stays byte
+    for byte. Each operation is spliced into the text the one before left (such documents are
+    few and small; each is composed once per operation)."""
+    text = document.text
+    for operation in operations:
+        try:
+            root = SourceDocument(document.source, document.index, document.start_line, text).node
+        except ManifestStreamError as exc:
+            raise _NotExact from exc
+        text = _FlowText(text, root).splice(operation)
+    return text
+
+
+class _FlowText:
+    """Positions and layout of one flow document's nodes, for one splice."""
+
+    def __init__(self, text: str, root: Node | None) -> None:
+        if root is None or not _is_flow(root):
+            raise _NotExact
+        self.text = text
+        self.root = root
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+        self.key_separator = self._key_separator()
+        self.item_separator = self._item_separator()
+        self.step = self._indent_step()
+        self.quoted_keys, self.trailing_comma = self._conventions()
+
+    def splice(self, operation: _Operation) -> str:
+        if not operation.path:
+            raise _NotExact
+        parent: Node = self.root
+        for token in operation.path[:-1]:
+            parent = self._child(parent, token, operation)
+        last = operation.path[-1]
+        if isinstance(parent, MappingNode) and _is_flow(parent):
+            for key_node, value_node in parent.value:
+                if isinstance(key_node, ScalarNode) and key_node.value == last:
+                    return self._replaced(value_node, operation.value)
+            if operation.kind == "replace":
+                raise ValueError(f"cannot replace {json_pointer(operation.path)}: no such key")
+            return self._appended_entry(parent, last, operation.value)
+        if isinstance(parent, SequenceNode) and _is_flow(parent):
+            index = _list_index(last, len(parent.value), allow_end=operation.kind == "add")
+            if operation.kind == "replace":
+                return self._replaced(parent.value[index], operation.value)
+            return self._inserted_item(parent, index, operation.value)
+        raise _NotExact
+
+    def _child(self, node: Node, token: str, operation: _Operation) -> Node:
+        if isinstance(node, MappingNode) and _is_flow(node):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, ScalarNode) and key_node.value == token:
+                    return value_node  # type: ignore[no-any-return]
+            raise ValueError(f"path {json_pointer(operation.path)} does not exist: no {token!r}")
+        if isinstance(node, SequenceNode) and _is_flow(node):
+            item: Node = node.value[_list_index(token, len(node.value), allow_end=False)]
+            return item
+        raise _NotExact
+
+    # The document's conventions ----------------------------------------------------------------
+
+    def _members(self, node: Node) -> list[tuple[Node, Node]]:
+        """(first node, last node) of each member: key and value, or the item twice."""
+        if isinstance(node, MappingNode):
+            return [(key, value) for key, value in node.value]
+        if isinstance(node, SequenceNode):
+            return [(item, item) for item in node.value]
+        return []
+
+    def _collections(self) -> Iterator[Node]:
+        """The document's collections, outermost first."""
+        stack: list[Node] = [self.root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, MappingNode | SequenceNode):
+                yield node
+                stack.extend(reversed([last for _, last in self._members(node)]))
+
+    def _key_separator(self) -> str:
+        """What the document writes between a key and its value (``:`` or ``: ``)."""
+        for node in self._collections():
+            if isinstance(node, MappingNode) and node.value:
+                key_node, value_node = node.value[0]
+                between = self.text[key_node.end_mark.index : value_node.start_mark.index]
+                if between.strip(" ") != ":":
+                    raise _NotExact
+                return between
+        return ": "
+
+    def _item_separator(self) -> str:
+        """What the document writes between two members on one line (``,`` or ``, ``)."""
+        for node in self._collections():
+            for (_, before), (after, _) in itertools.pairwise(self._members(node)):
+                between = self.text[before.end_mark.index : after.start_mark.index]
+                if "\n" not in between and between.strip() == ",":
+                    return between
+        return ", "
+
+    def _conventions(self) -> tuple[bool, bool]:
+        """Whether keys are quoted (JSON), and whether the last member of a collection is
+        followed by a comma (YAML flow allows it; Kubernetes' website examples do it)."""
+        for node in self._collections():
+            if isinstance(node, MappingNode) and node.value:
+                quoted = node.value[0][0].style == '"'
+                after_last = self.text[node.value[-1][1].end_mark.index : node.end_mark.index - 1]
+                return quoted, after_last.strip() == ","
+        return True, False
+
+    def _indent_step(self) -> int:
+        """Columns from a line to the keys of a mapping opened on it, as the document does."""
+        for node in self._collections():
+            if isinstance(node, MappingNode) and node.value:
+                key = node.value[0][0]
+                if key.start_mark.line > node.start_mark.line:
+                    step = key.start_mark.column - self._indentation(node.start_mark.index)
+                    if step > 0:
+                        return int(step)
+        return 2
+
+    def _indentation(self, index: int) -> int:
+        line_start = self.text.rfind("\n", 0, index) + 1
+        line = self.text[line_start:index]
+        return len(line) - len(line.lstrip(" "))
+
+    def _layout(self, container: Node, spans: list[tuple[int, int]]) -> tuple[str, int, bool]:
+        """(separator before a new member, column of its first line, whether it spans lines)."""
+        if len(spans) >= 2:
+            separator = self.text[spans[-2][1] : spans[-1][0]]
+        else:
+            lead = self.text[container.start_mark.index + 1 : spans[0][0]]
+            separator = "," + lead if "\n" in lead else self.item_separator
+        if separator.strip() != "," or separator.lstrip(" ")[:1] != ",":
+            raise _NotExact  # a comment, or a line break before the comma
+        if "\n" in separator:
+            return separator, len(separator) - separator.rfind("\n") - 1, True
+        last_start, last_end = spans[-1]
+        if "\n" in self.text[last_start:last_end]:
+            # Members written ``[{`` ... ``}, {`` ... ``}]``: a new one is laid out the same.
+            return separator, self._indentation(last_end), True
+        return separator, 0, False
+
+    def _rendered(self, value: object, column: int, multi_line: bool) -> str:
+        """``value`` in the document's flow style, its first line at ``column`` (multi-line:
+        one member a line, indented by the document's step)."""
+        if isinstance(value, dict):
+            members = [(self._key(key) + self.key_separator, item) for key, item in value.items()]
+            opening, closing = "{", "}"
+        elif isinstance(value, list):
+            members = [("", item) for item in value]
+            opening, closing = "[", "]"
+        else:
+            return json.dumps(value, ensure_ascii=False)
+        if not members:
+            return opening + closing
+        if not multi_line:
+            inner = [head + self._rendered(item, 0, False) for head, item in members]
+            return opening + self.item_separator.join(inner) + closing
+        indented = column + self.step
+        lines = [
+            " " * indented + head + self._rendered(item, indented, True) for head, item in members
+        ]
+        newline = self.newline
+        last = "," if self.trailing_comma else ""
+        body = ("," + newline).join(lines)
+        return f"{opening}{newline}{body}{last}{newline}{' ' * column}{closing}"
+
+    def _key(self, key: object) -> str:
+        if not isinstance(key, str):
+            raise _NotExact
+        return json.dumps(key, ensure_ascii=False) if self.quoted_keys else render_scalar(key)
+
+    # Splices --------------------------------------------------------------------------------
+
+    def _replaced(self, node: Node, value: object) -> str:
+        start, end = node.start_mark.index, node.end_mark.index
+        multi_line = "\n" in self.text[start:end] or (
+            not _is_leaf(value) and "\n" in self.text[self.root.start_mark.index : start]
+        )
+        new = self._rendered(value, self._indentation(start), multi_line)
+        return self.text[:start] + new + self.text[end:]
+
+    def _appended(self, container: Node, spans: list[tuple[int, int]], new: str) -> str:
+        """``new`` as the container's last member, after its separator (and after the last
+        member's trailing comma, which it then carries itself)."""
+        separator, _, _ = self._layout(container, spans)
+        end = spans[-1][1]
+        after = self.text[end : container.end_mark.index - 1]
+        if after.strip() == ",":
+            comma = end + after.index(",") + 1
+            return self.text[:comma] + separator[1:] + new + "," + self.text[comma:]
+        return self.text[:end] + separator + new + self.text[end:]
+
+    def _appended_entry(self, mapping: MappingNode, key: str, value: object) -> str:
+        spans = [(k.start_mark.index, v.end_mark.index) for k, v in mapping.value]
+        if not spans:
+            return self._replaced(mapping, {key: value})
+        _, column, multi_line = self._layout(mapping, spans)
+        new = self._key(key) + self.key_separator + self._rendered(value, column, multi_line)
+        return self._appended(mapping, spans, new)
+
+    def _inserted_item(self, sequence: SequenceNode, index: int, value: object) -> str:
+        spans = [(item.start_mark.index, item.end_mark.index) for item in sequence.value]
+        if not spans:
+            return self._replaced(sequence, [value])
+        separator, column, multi_line = self._layout(sequence, spans)
+        new = self._rendered(value, column, multi_line)
+        if index == len(spans):
+            return self._appended(sequence, spans, new)
+        start = spans[index][0]
+        return self.text[:start] + new + separator + self.text[start:]
 
 
 # --------------------------------------------------------------------------------------------

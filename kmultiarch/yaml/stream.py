@@ -105,7 +105,8 @@ class SourceDocument:
 
     ``value`` is None when the document is empty: comments only, or an explicit ``---`` with
     nothing after it. ``has_aliases_or_merges`` is true when a node is reached twice (aliases)
-    or a mapping uses a merge key: the node tree then does not map one-to-one onto the text.
+    or a mapping uses a merge key: the node tree then does not map one-to-one onto the text;
+    ``has_merges`` only for the latter.
 
     ``resource_type`` is the document's top-level (``apiVersion``, ``kind``) when its value or a
     scan of its text (:func:`provable_type`) tells, else None. A document whose type the scan
@@ -115,7 +116,16 @@ class SourceDocument:
     when its value is read.
     """
 
-    __slots__ = ("_aliases", "_value", "index", "resource_type", "source", "start_line", "text")
+    __slots__ = (
+        "_aliases",
+        "_merges",
+        "_value",
+        "index",
+        "resource_type",
+        "source",
+        "start_line",
+        "text",
+    )
 
     def __init__(
         self,
@@ -126,6 +136,7 @@ class SourceDocument:
         value: object = _UNREAD,
         has_aliases_or_merges: bool = False,
         resource_type: tuple[str, str] | None = None,
+        has_merges: bool = False,
     ) -> None:
         self.source = source
         self.index = index
@@ -134,11 +145,13 @@ class SourceDocument:
         self.resource_type = resource_type
         self._value = value
         self._aliases = has_aliases_or_merges
+        self._merges = has_merges
 
     def _read(self) -> None:
         read = _StreamReader(self.source).read_document(self.text, self.index, self.start_line)
         self._value = read._value
         self._aliases = read._aliases
+        self._merges = read._merges
 
     @property
     def value(self) -> object:
@@ -152,6 +165,14 @@ class SourceDocument:
         if self._value is _UNREAD:
             self._read()
         return self._aliases
+
+    @property
+    def has_merges(self) -> bool:
+        """Whether a mapping uses a merge key (``<<``): its entries then do not map one-to-one
+        onto its value's keys."""
+        if self._value is _UNREAD:
+            self._read()
+        return self._merges
 
     @property
     def node(self) -> Node | None:
@@ -595,6 +616,7 @@ class _StreamReader:
             value,
             builder.saw_alias or builder.saw_merge,
             resource_type,
+            builder.saw_merge,
         )
 
     def check_size(self, text: str, index: int, start_line: int) -> None:

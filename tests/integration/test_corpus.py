@@ -1,18 +1,23 @@
-"""The real-world corpus (../shared/corpus: 43 rendered public charts and manifests) through the
-engine, for three clusters of images: every image amd64-only, every image multi-arch, and a
-mix. Every file must come out semantically identical but for the scheduling fields of its pod
-specs, idempotent, with unchanged documents byte for byte."""
+"""The real-world corpora (../shared/corpus: 43 rendered public charts and manifests;
+../shared/corpus2: 25 more, rich in operators' custom resources, Windows and JSON files) through
+the engine, for four clusters of images: every image amd64-only, every image multi-arch, a mix,
+and the platforms each corpus's platforms.json declares. Every file must come out semantically
+identical but for the scheduling fields of its pod specs, idempotent, with unchanged documents
+byte for byte, and changed documents keep every line they had but those of the scheduling
+fields (JSON included: only the new lines, and a comma, are added)."""
 
 from __future__ import annotations
 
 import copy
+import difflib
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.corpus import corpus_files, require_corpus
+from support.corpus import CORPORA, corpus_dir, corpus_files, declared_platforms, require_corpus
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.platform import Platform
@@ -20,8 +25,8 @@ from kmultiarch.core.policy import Policy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.core.workloads import SCHEDULING_FIELDS, find_workloads
-from kmultiarch.errors import ManifestStreamError
-from kmultiarch.yaml.stream import read_stream
+from kmultiarch.errors import ManifestStreamError, ResolutionError
+from kmultiarch.yaml.stream import SourceDocument, read_stream
 
 AMD64 = Platform("linux", "amd64")
 ARM64 = Platform("linux", "arm64")
@@ -33,6 +38,32 @@ def _resolver(choose: Callable[[ImageRef], frozenset[Platform]]) -> Callable[...
             reference: Resolution(reference, choose(reference), "sha256:" + "0" * 64)
             for reference in references
         }
+
+    return resolve
+
+
+def _declared(corpus: str) -> Callable[..., Any]:
+    """The platforms the corpus's platforms.json gives each image."""
+
+    def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+        directory = corpus_dir(corpus)
+        assert directory is not None
+        declared = declared_platforms(directory)
+        answers = {}
+        for reference in references:
+            platforms = declared.get(str(reference))
+            answers[reference] = (
+                Resolution(
+                    reference,
+                    frozenset(Platform.parse(p) for p in platforms),
+                    "sha256:" + "0" * 64,
+                )
+                if platforms is not None
+                else Resolution(
+                    reference, error=ResolutionError(str(reference), "not in platforms.json")
+                )
+            )
+        return answers
 
     return resolve
 
@@ -62,15 +93,53 @@ def _without_scheduling(value: object) -> object:
     return stripped
 
 
-FILES = corpus_files()
+def _scheduling_lines(document: SourceDocument) -> set[int]:
+    """Lines (0-based, in the document's text) of the scheduling fields of its pod specs."""
+    lines: set[int] = set()
+    root = document.node
+    for workload in find_workloads(document.value):
+        for target in workload.targets:
+            node: Node | None = root
+            for part in (*workload.path, *target.path):
+                node = _child(node, part)
+            if not isinstance(node, MappingNode):
+                continue
+            for key, value in node.value:
+                if key.value in SCHEDULING_FIELDS:
+                    lines.update(range(key.start_mark.line, value.end_mark.line + 1))
+    return lines
 
 
-@pytest.mark.parametrize("path", FILES, ids=[path.name for path in FILES])
-@pytest.mark.parametrize("cluster", list(CLUSTERS))
-def test_corpus_file(path: Path, cluster: str) -> None:
-    require_corpus()
+def _child(node: Node | None, part: str | int) -> Node | None:
+    if isinstance(node, MappingNode):
+        return next((value for key, value in node.value if key.value == part), None)
+    if isinstance(node, SequenceNode) and isinstance(part, int):
+        return node.value[part]  # type: ignore[no-any-return]
+    return None
+
+
+def _lost_lines(old: str, new: str) -> list[int]:
+    """Lines (0-based) of ``old`` that ``new`` does not keep as they were; a JSON member that
+    gained a comma (a sibling now follows it) counts as kept."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    lost = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            gained_comma = {line[:-1] for line in new_lines[j1:j2] if line.endswith(",")}
+            lost.extend(i for i in range(i1, i2) if old_lines[i] not in gained_comma)
+    return lost
+
+
+FILES = [(name, path) for name in CORPORA for path in corpus_files(name)]
+
+
+@pytest.mark.parametrize(("corpus", "path"), FILES, ids=[f"{c}/{p.name}" for c, p in FILES])
+@pytest.mark.parametrize("cluster", [*CLUSTERS, "declared"])
+def test_corpus_file(corpus: str, path: Path, cluster: str) -> None:
+    require_corpus(corpus)
     text = path.read_text(encoding="utf-8")
-    resolve = CLUSTERS[cluster]
+    resolve = CLUSTERS[cluster] if cluster != "declared" else _declared(corpus)
     try:
         result = mutate_text(text, Policy(), resolve=resolve, source=path.name)
     except ManifestStreamError as exc:
@@ -88,6 +157,8 @@ def test_corpus_file(path: Path, cluster: str) -> None:
             continue
         changed += 1
         assert _without_scheduling(new.value) == _without_scheduling(old.value), old.start_line
+        lost = set(_lost_lines(old.text, new.text)) - _scheduling_lines(old)
+        assert not lost, (old.start_line, [old.text.splitlines()[i] for i in sorted(lost)][:5])
     edited = [
         outcome
         for outcome in result.documents[path.name]
@@ -109,7 +180,7 @@ def test_the_corpus_exercises_each_decision(cluster: str, added: str) -> None:
     """Not vacuous: across the corpus, hundreds of pod specs get the field this cluster needs."""
     require_corpus()
     changed_pods = 0
-    for path in FILES:
+    for _, path in FILES:
         if "duplicate" in path.name:
             continue
         result = mutate_text(path.read_text(encoding="utf-8"), Policy(), resolve=CLUSTERS[cluster])

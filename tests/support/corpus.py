@@ -1,10 +1,14 @@
-"""The real-world corpus: 43 rendered public charts and manifests in ``../shared/corpus``
-(``SOURCES.md`` there says where each comes from). CI has it beside the checkout; elsewhere
-``$KMULTIARCH_CORPUS`` may point at it. Missing: tests skip, except in CI where they fail."""
+"""The real-world corpora: ``../shared/corpus`` (43 rendered public charts and manifests) and
+``../shared/corpus2`` (25 more, rich in operators' custom resources, Windows and JSON files);
+``SOURCES.md`` in each says where every file comes from, ``platforms.json`` gives each image a
+platform set. CI has them beside the checkout; elsewhere ``$KMULTIARCH_CORPUS`` and
+``$KMULTIARCH_CORPUS2`` may point at them. Missing: tests skip, except in CI where they fail."""
 
 from __future__ import annotations
 
+import json
 import os
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -12,28 +16,42 @@ import pytest
 from .tools import in_ci
 
 REPO = Path(__file__).resolve().parents[2]
+#: The corpora, by the name of their folder in ../shared, with the variable that may move them.
+CORPORA = {"corpus": "KMULTIARCH_CORPUS", "corpus2": "KMULTIARCH_CORPUS2"}
 
 
-def corpus_dir() -> Path | None:
-    configured = os.environ.get("KMULTIARCH_CORPUS")
+def corpus_dir(name: str = "corpus") -> Path | None:
+    configured = os.environ.get(CORPORA[name])
     candidates = [Path(configured)] if configured else []
-    candidates += [parent / "shared" / "corpus" for parent in REPO.parents]
+    candidates += [parent / "shared" / name for parent in REPO.parents]
     for candidate in candidates:
         if (candidate / "SOURCES.md").is_file():
             return candidate
     return None
 
 
-def corpus_files() -> list[Path]:
-    directory = corpus_dir()
+def corpus_files(name: str = "corpus") -> list[Path]:
+    directory = corpus_dir(name)
     return sorted(directory.glob("*.yaml")) if directory is not None else []
 
 
-def require_corpus() -> Path:
-    directory = corpus_dir()
+def all_corpus_files() -> list[Path]:
+    """Every file of both corpora."""
+    return [path for name in CORPORA for path in corpus_files(name)]
+
+
+def require_corpus(name: str = "corpus") -> Path:
+    directory = corpus_dir(name)
     if directory is None:
         if in_ci():
-            pytest.fail("../shared/corpus is missing: CI must test against the real manifests")
-        pytest.skip("../shared/corpus is not beside this checkout (set KMULTIARCH_CORPUS)")
+            pytest.fail(f"../shared/{name} is missing: CI must test against the real manifests")
+        pytest.skip(f"../shared/{name} is not beside this checkout (set {CORPORA[name]})")
     assert directory is not None
     return directory
+
+
+@cache
+def declared_platforms(directory: Path) -> dict[str, list[str]]:
+    """``platforms.json`` of a corpus: normalised image reference -> platforms."""
+    document = json.loads((directory / "platforms.json").read_text(encoding="utf-8"))
+    return {image: entry["platforms"] for image, entry in document["images"].items()}

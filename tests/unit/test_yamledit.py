@@ -921,3 +921,177 @@ def test_an_edit_that_cannot_be_written_faithfully_is_kmultiarchs_limit_not_bad_
     assert not isinstance(caught.value, InputError)
     assert caught.value.exit_code == 1
     assert "limitation of kmultiarch" in str(caught.value) and "doc.yaml:1" in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON and YAML flow documents, and anchors (issue 21): edited in place, in their own layout
+
+ARCH_TERMS = {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}
+    ]
+}
+ARCH_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": ARCH_TERMS}}
+ARM64_TOLERATION = {
+    "key": "kubernetes.io/arch",
+    "operator": "Equal",
+    "value": "arm64",
+    "effect": "NoSchedule",
+}
+
+
+def test_a_compact_json_list_keeps_its_items_and_separators() -> None:
+    """A compact JSON List was written anew as a whole (indentation, separators and the items
+    that need no change); now the new members are spliced in with the document's ``,`` and
+    ``:``, and everything else is byte for byte."""
+    config_map = '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}'
+    deployment = (
+        '{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"web"},'
+        '"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1"}]}}}}'
+    )
+    text = f'{{"kind":"List","apiVersion":"v1","items":[{config_map},{deployment}]}}\n'
+    result = edit_fast(
+        text,
+        [{"op": "add", "path": "/items/1/spec/template/spec/affinity", "value": ARCH_AFFINITY}],
+    )
+    assert result == text.replace(
+        '"nginx:1"}]}',
+        '"nginx:1"}],"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution"'
+        ':{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/arch","operator":"In",'
+        '"values":["amd64"]}]}]}}}}',
+    )
+    assert config_map in result
+
+
+def test_json_with_spaces_after_separators_keeps_them() -> None:
+    text = (
+        '{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}, "spec": {"containers": '
+        '[{"name": "main", "image": "nginx:1"}], "tolerations": [{"key": "x", "operator": '
+        '"Exists"}]}}\n'
+    )
+    result = edit_fast(
+        text, [{"op": "add", "path": "/spec/tolerations/-", "value": ARM64_TOLERATION}]
+    )
+    assert result == text.replace(
+        '"Exists"}]',
+        '"Exists"}, {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", '
+        '"effect": "NoSchedule"}]',
+    )
+
+
+def test_indented_json_gets_new_lines_in_its_own_indentation() -> None:
+    text = (
+        "{\n"
+        '   "kind":"Pod",\n'
+        '   "apiVersion":"v1",\n'
+        '   "spec":{\n'
+        '      "containers":[{"name":"main","image":"nginx:1"}]\n'
+        "   }\n"
+        "}\n"
+    )
+    result = edit_fast(
+        text, [{"op": "add", "path": "/spec/tolerations", "value": [ARM64_TOLERATION]}]
+    )
+    assert result == (
+        "{\n"
+        '   "kind":"Pod",\n'
+        '   "apiVersion":"v1",\n'
+        '   "spec":{\n'
+        '      "containers":[{"name":"main","image":"nginx:1"}],\n'
+        '      "tolerations":[\n'
+        "         {\n"
+        '            "key":"kubernetes.io/arch",\n'
+        '            "operator":"Equal",\n'
+        '            "value":"arm64",\n'
+        '            "effect":"NoSchedule"\n'
+        "         }\n"
+        "      ]\n"
+        "   }\n"
+        "}\n"
+    )
+
+
+def test_a_yaml_flow_document_keeps_plain_keys_and_trailing_commas() -> None:
+    text = (
+        "{\n"
+        '  apiVersion: "v1",\n'
+        '  kind: "Pod",\n'
+        "  spec: {\n"
+        '    containers: [{name: "main", image: "nginx:1"}],\n'
+        "  },\n"
+        "}\n"
+    )
+    result = edit_fast(
+        text, [{"op": "add", "path": "/spec/tolerations", "value": [ARM64_TOLERATION]}]
+    )
+    assert result == (
+        "{\n"
+        '  apiVersion: "v1",\n'
+        '  kind: "Pod",\n'
+        "  spec: {\n"
+        '    containers: [{name: "main", image: "nginx:1"}],\n'
+        "    tolerations: [\n"
+        "      {\n"
+        '        key: "kubernetes.io/arch",\n'
+        '        operator: "Equal",\n'
+        '        value: "arm64",\n'
+        '        effect: "NoSchedule",\n'
+        "      },\n"
+        "    ],\n"
+        "  },\n"
+        "}\n"
+    )
+
+
+def test_an_anchor_far_from_the_edit_does_not_send_the_document_through_a_round_trip() -> None:
+    """A DaemonSet with ``&cmd`` in an annotation and ``*cmd`` in an init container went through
+    ruamel's round trip, which re-indented an unrelated ``command:`` list from 10 to 8 spaces."""
+    text = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: installer
+  annotations:
+    command: &cmd apt-get install -y cifs-utils
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: install
+        image: alpine:3
+        command:
+          - nsenter
+          - --
+          - *cmd
+      containers:
+      - name: sleep
+        image: registry.k8s.io/pause:3.9
+"""
+    result = edit_fast(
+        text, [{"op": "add", "path": "/spec/template/spec/affinity", "value": ARCH_AFFINITY}]
+    )
+    assert result.startswith(text)
+    assert result[len(text) :].startswith("      affinity:\n        nodeAffinity:\n")
+
+
+def test_an_edit_of_an_aliased_node_is_not_spliced_at_its_anchor() -> None:
+    """Where the edit reaches a node that an alias shares, the splice would change the anchor
+    (both places): it does not read back, and the round trip writes it."""
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  tolerations: &shared
+  - {key: a, operator: Exists}
+  containers:
+  - name: main
+    image: nginx:1
+  overhead: {}
+x-copy: *shared
+"""
+    document = only_document(text)
+    operations = [{"op": "add", "path": "/spec/tolerations/-", "value": ARM64_TOLERATION}]
+    result = apply_operations(document, operations)
+    assert only_document(result).value == expected_value(document.value, operations)
