@@ -17,6 +17,10 @@ class ClientSettings:
     retries: int = 2
     backoff: float = 0.25
     max_retry_after: float = 10.0
+    #: Total time the lookup of one image may take, all its requests (tag, index, children,
+    #: configs, tokens) and their retries included: a registry that answers every request just
+    #: in time, over and over, cannot hold a run either.
+    lookup_timeout: float = 60.0
 
 
 __all__ = ["ClientSettings"]

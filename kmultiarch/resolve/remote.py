@@ -52,11 +52,22 @@ async def resolve_remote(
     async def one(reference: ImageRef) -> Resolution:
         nonlocal finished
         async with semaphore:
+            deadline = client.settings.lookup_timeout
             try:
-                resolution = await lookup.resolve(reference, reference in stale)
+                async with asyncio.timeout(deadline):
+                    resolution = await lookup.resolve(reference, reference in stale)
             except KmultiarchError as exc:
                 resolution = Resolution(
                     reference, error=ResolutionError.from_exception(str(reference), exc)
+                )
+            except TimeoutError:
+                resolution = Resolution(
+                    reference,
+                    error=ResolutionError(
+                        str(reference),
+                        f"no complete answer within {deadline:g} s (the whole lookup, all its "
+                        "requests and retries); the registry is too slow",
+                    ),
                 )
         finished += 1
         if progress is not None:

@@ -242,3 +242,41 @@ def test_the_cache_keeps_the_tag_for_the_next_run() -> None:
     harness.resolve(f"{HOST}/app:1.0")
     tag = harness.cache.get_tag(tag_key(ImageRef.parse(f"{HOST}/app:1.0")))
     assert tag is not None and tag.digest == digest and abs(tag.checked_at - time.time()) < 60
+
+
+def test_a_lookup_whose_requests_each_come_just_in_time_ends_at_its_deadline() -> None:
+    """Every request answered within the attempt timeout, but slowly, one after another (tag,
+    index, children, configs): the whole lookup of one image is bounded, not just each request
+    (issue 21: every network read has a whole-operation deadline)."""
+    import asyncio
+
+    registry = MockRegistry()
+    registry.add_image("slow", "1.0", "linux", "arm64")  # the manifest, then its config
+
+    asked: list[str] = []
+
+    async def slowly(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        await asyncio.sleep(0.2)
+        return registry(request)
+
+    def client() -> RegistryClient:
+        return RegistryClient(
+            {},
+            ClientSettings(retries=0, backoff=0.0, attempt_timeout=1.0, lookup_timeout=0.3),
+            CredentialStore(environ={}),
+            transport=httpx.MockTransport(slowly),
+        )
+
+    cache = ResolutionCache(MemoryCacheBackend(), tag_ttl=TTL)
+    started = time.monotonic()
+    result = Resolver(Policy(), cache, client_factory=client).resolve(
+        [ImageRef.parse(f"{HOST}/slow:1.0")]
+    )
+    elapsed = time.monotonic() - started
+    (resolution,) = result.values()
+    assert resolution.error is not None
+    assert "no complete answer within 0.3 s" in resolution.error.reason
+    assert elapsed < 1.0, elapsed
+    # The manifest came within its attempt's timeout; the config was asked for, and cut off.
+    assert len(asked) == 2 and "/blobs/" in asked[1], asked
