@@ -51,8 +51,7 @@ def resolver_options(function: F) -> F:
             envvar="KMULTIARCH_CACHE_URL",
             metavar="URL",
             help="A shared cache level: redis://[user:pass@]host:port/db, rediss:// or unix:// "
-            "(Redis or Valkey; needs `pip install 'kmultiarch[redis]'`), read after the local "
-            "cache and written with it.",
+            "(Redis or Valkey), read after the local cache and written with it.",
         ),
         click.option(
             "--cache-ca",
@@ -410,7 +409,8 @@ def cache_info(cache_dir: str | None, cache_url: str | None, cache_ca: str | Non
 @_CACHE_URL
 @_CACHE_CA
 def cache_clear(cache_dir: str | None, cache_url: str | None, cache_ca: str | None) -> int:
-    """Remove every cached answer (in the shared level too, with a URL)."""
+    """Remove every cached answer (in the shared level too, with a URL: every entry under
+    kmultiarch:v1:)."""
     from kmultiarch.cli.commands.cache import clear_cache, clear_shared
 
     code = clear_cache(Path(cache_dir) if cache_dir else None)
@@ -493,6 +493,17 @@ def _write_crash_log() -> str:
     # UTF-8 whatever the locale; backslashreplace: a message may hold bytes that are not UTF-8.
     with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as log_file:
         log_file.write(f"kmultiarch {__version__}, Python {sys.version}\n")
-        log_file.write(f"argv: {sys.argv!r}\n\n")
-        traceback.print_exc(file=log_file)
+        log_file.write(_crash_details())
     return path
+
+
+def _crash_details() -> str:
+    """The command line and the traceback, without a credential from either: URLs lose their
+    user info and query credentials, secrets of the environment and of argv are cut."""
+    try:
+        from kmultiarch.cli.redaction import redact, redacted_argv, secrets_in
+
+        details = f"argv: {redacted_argv(sys.argv)!r}\n\n{traceback.format_exc()}"
+        return redact(details, secrets_in(sys.argv, os.environ))
+    except Exception as exc:  # noqa: BLE001 - better no details than a secret, or no log
+        return f"(no details: redacting them failed with {type(exc).__name__})\n"

@@ -1,45 +1,54 @@
 """A shared cache level on Redis (or Valkey, which speaks the same protocol), behind the local
 disk cache: what one runner or repo-server learnt, every other one reads.
 
-An accelerator, never a dependency: the client is imported only when a URL is given; every
-command has a short timeout; a connection the server closed (a restart) is retried once at
-once, and any other failure (server down, slow, full, wrong password) is one warning, after
-which the level is off for the rest of the run. Values are JSON objects only, read back and
-checked as the disk cache's are; nothing is ever unpickled. Keys are namespaced
-``kmultiarch:v1:``. Credentials in the URL are never shown.
+An accelerator, never a dependency: the URL is checked before anything connects; every
+operation has one short deadline and caps on what it reads (:mod:`kmultiarch.resolve.redis_client`,
+:mod:`kmultiarch.resolve.resp`); a connection the server closed (a restart) is retried once at
+once, and any other failure (a bad URL, server down, slow, full, wrong password, a reply of the
+wrong shape or over a cap) is one warning, after which the level is off for the rest of the
+run. Values are JSON objects only, read back and checked as the disk cache's are; nothing is
+ever unpickled. Keys are namespaced ``kmultiarch:v1:``. Credentials in the URL are never shown.
 
-The client is redis-py's synchronous one: the warm path (:meth:`SharedCacheBackend.get_many`)
-runs before any event loop exists and needs one ``MGET`` per level of a run, and the few calls
-of the network path (a lock, polls while another process looks a tag up) take a fraction of a
-millisecond on a LAN against the tens of milliseconds of the registry requests they save.
+The client is synchronous: the warm path (:meth:`SharedCacheBackend.get_many`) runs before any
+event loop exists and needs one ``MGET`` per level of a run, and the few calls of the network
+path (a lock, polls while another process looks a tag up) take a fraction of a millisecond on
+a LAN against the tens of milliseconds of the registry requests they save.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from kmultiarch.resolve import resp
+from kmultiarch.resolve.redis_client import (
+    TIMEOUT,
+    InvalidCacheUrl,
+    RedisAddress,
+    RedisClient,
+    shown_url,
+)
+
+__all__ = ["BATCH", "KEY_PREFIX", "TIMEOUT", "SharedCacheBackend", "shown_url"]
 
 KEY_PREFIX = "kmultiarch:v1:"
-#: Connect and command timeouts (seconds): well under a second, so a cache never slows a run.
-TIMEOUT = 0.5
-#: Keys per MGET: one round trip for a run's references, in bounded replies.
+_PREFIX = KEY_PREFIX.encode()
+#: Keys per MGET (and per DEL): one round trip for a run's references, in bounded replies.
 BATCH = 1000
-
-
-def shown_url(url: str) -> str:
-    """The URL without user info, for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return parts._replace(netloc=netloc).geturl() if parts.netloc else url
+#: Keys SCAN is asked for per call, and how far a listing goes (a server that answers pages
+#: for ever ends the listing, and the level, at these caps).
+_SCAN_COUNT = 500
+_SCAN_PAGES = 100_000
+_SCAN_KEYS = 1_000_000
+#: What the URL must look like, said when it does not.
+URL_FORMS = "redis://[user:password@]host:port/db, rediss://... or unix:///path/redis.sock"
+T = TypeVar("T")
 
 
 class SharedCacheBackend:
-    """A :class:`~kmultiarch.resolve.cache.CacheBackend` over Redis, plus :meth:`get_many`
-    and :meth:`try_lock`."""
+    """A :class:`~kmultiarch.resolve.cache.CacheBackend` over Redis, plus :meth:`get_many`,
+    :meth:`claim` and :meth:`peek`."""
 
     def __init__(
         self,
@@ -49,53 +58,64 @@ class SharedCacheBackend:
         ca: str | None = None,
         warnings: list[str] | None = None,
     ) -> None:
-        self.url = url
+        self.shown_url = shown_url(url)
         #: Shared with the local level's list when given: the run's reporter says each once.
         self.warnings: list[str] = [] if warnings is None else warnings
-        self._client: Any = None
+        self._secrets: list[str] = []
+        self._client: RedisClient | None = None
         self._failed = False
         self._garbage_reported = False
         try:
-            import redis
-            from redis.backoff import NoBackoff
-            from redis.retry import Retry
-
-            tls: dict[str, Any] = {"ssl_ca_certs": ca} if ca and url.startswith("rediss:") else {}
-            self._client = redis.Redis.from_url(
-                url,
-                socket_connect_timeout=timeout,
-                socket_timeout=timeout,
-                # A pooled connection the server closed (it restarted) is retried once, at
-                # once; a timeout is not retried: a slow server costs one timeout, not several.
-                retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-                **tls,
+            address = RedisAddress.parse(url)
+        except InvalidCacheUrl as exc:
+            self._failed = True
+            self.warnings.append(
+                f"shared cache URL {self.shown_url} is not valid: {exc}; fix --cache-url, "
+                f"$KMULTIARCH_CACHE_URL or spec.cache.url ({URL_FORMS}); going on without it"
             )
-        except Exception as exc:  # noqa: BLE001 - a bad URL or a missing client: no shared level
-            self._off(exc)
+            return
+        self._secrets = [s for s in (address.password, address.username) if s]
+        self._client = RedisClient(address, timeout=timeout, ca=ca)
 
     @property
     def available(self) -> bool:
         return self._client is not None
 
+    def _run(self, command: resp.Command[T]) -> T | None:
+        """The command's reply; None when the level is (or now goes) off."""
+        if self._client is None:
+            return None
+        try:
+            return self._client.run(command)
+        except (resp.RespError, OSError) as exc:
+            self._off(exc)
+            return None
+
     def _off(self, exc: BaseException) -> None:
         if not self._failed:
             self._failed = True
             self.warnings.append(
-                f"shared cache {shown_url(self.url)} cannot be used ({type(exc).__name__}"
-                f"{': ' + _one_line(exc, self.url) if str(exc) else ''}); going on without it"
+                f"shared cache {self.shown_url} cannot be used ({type(exc).__name__}"
+                f"{': ' + self._one_line(exc) if str(exc) else ''}); going on without it"
             )
         client, self._client = self._client, None
         if client is not None:
-            with contextlib.suppress(Exception):  # closing a broken connection
-                client.close()
+            client.close()
 
-    def _decoded(self, key: str, raw: Any) -> dict[str, Any] | None:
+    def _one_line(self, exc: BaseException) -> str:
+        text = " ".join(str(exc).split())
+        for secret in self._secrets:
+            # Our messages and the server's name no credential; a future one might.
+            text = text.replace(secret, "***")
+        return "".join(c if c.isprintable() else "?" for c in text)[:200]
+
+    def _decoded(self, key: str, raw: bytes | None) -> dict[str, Any] | None:
         """A stored value as a JSON object, or None (absent or not JSON: never unpickled)."""
         if raw is None:
             return None
         try:
-            value = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
-        except (ValueError, UnicodeDecodeError):
+            value = json.loads(raw)
+        except ValueError:  # UnicodeDecodeError included
             value = None
         if isinstance(value, dict):
             return value
@@ -119,31 +139,25 @@ class SharedCacheBackend:
         """The value of each key (None: absent or unusable), in one MGET round trip per
         :data:`BATCH` keys."""
         found: dict[str, dict[str, Any] | None] = dict.fromkeys(keys)
-        unique = list(found)
-        for start in range(0, len(unique), BATCH):
-            if self._client is None:
-                break
-            chunk = unique[start : start + BATCH]
-            try:
-                raws = self._client.mget([KEY_PREFIX + key for key in chunk])
-            except Exception as exc:  # noqa: BLE001 - any failure turns the level off, once
-                self._off(exc)
-                break
-            for key, raw in zip(chunk, raws, strict=False):
-                found[key] = self._decoded(key, raw)
+        for key, raw in self._stored(list(found)):
+            found[key] = self._decoded(key, raw)
         return found
 
+    def _stored(self, keys: Sequence[str]) -> Iterator[tuple[str, bytes | None]]:
+        """Each key with its stored value, in one MGET per :data:`BATCH` keys; it stops where
+        the level goes off."""
+        for start in range(0, len(keys), BATCH):
+            chunk = keys[start : start + BATCH]
+            raws = self._run(resp.mget([_PREFIX + key.encode() for key in chunk]))
+            if raws is None:
+                return
+            yield from zip(chunk, raws, strict=True)
+
     def set(self, key: str, value: dict[str, Any], *, expire: float | None = None) -> None:
-        if self._client is None:
-            return
-        try:
-            self._client.set(
-                KEY_PREFIX + key,
-                json.dumps(value, sort_keys=True),
-                ex=max(1, int(expire)) if expire is not None else None,
-            )
-        except Exception as exc:  # noqa: BLE001
-            self._off(exc)
+        redis_key = _PREFIX + key.encode()
+        record = json.dumps(value, sort_keys=True).encode()
+        seconds = max(1, int(expire)) if expire is not None else None
+        self._run(resp.set_value(redis_key, record, seconds=seconds))
 
     def claim(
         self, lock: str, key: str, *, milliseconds: int
@@ -153,14 +167,16 @@ class SharedCacheBackend:
         if self._client is None:
             return True, None
         try:
-            pipeline = self._client.pipeline(transaction=False)
-            pipeline.set(KEY_PREFIX + lock, "1", nx=True, px=milliseconds)
-            pipeline.get(KEY_PREFIX + key)
-            claimed, raw = pipeline.execute()
-        except Exception as exc:  # noqa: BLE001
+            claimed, raw = self._client.run_pair(
+                resp.set_value(
+                    _PREFIX + lock.encode(), b"1", milliseconds=milliseconds, only_if_absent=True
+                ),
+                resp.get(_PREFIX + key.encode()),
+            )
+        except (resp.RespError, OSError) as exc:
             self._off(exc)
             return True, None
-        return bool(claimed), self._decoded(key, raw)
+        return claimed, self._decoded(key, raw)
 
     def peek(self, key: str, lock: str) -> tuple[dict[str, Any] | None, bool]:
         """``GET key`` and ``EXISTS lock`` in one round trip (the lock reads as released when
@@ -168,56 +184,49 @@ class SharedCacheBackend:
         if self._client is None:
             return None, False
         try:
-            pipeline = self._client.pipeline(transaction=False)
-            pipeline.get(KEY_PREFIX + key)
-            pipeline.exists(KEY_PREFIX + lock)
-            raw, held = pipeline.execute()
-        except Exception as exc:  # noqa: BLE001
+            raw, held = self._client.run_pair(
+                resp.get(_PREFIX + key.encode()), resp.exists(_PREFIX + lock.encode())
+            )
+        except (resp.RespError, OSError) as exc:
             self._off(exc)
             return None, False
-        return self._decoded(key, raw), bool(held)
+        return self._decoded(key, raw), held > 0
 
     def delete(self, key: str) -> None:
-        if self._client is None:
-            return
-        try:
-            self._client.delete(KEY_PREFIX + key)
-        except Exception as exc:  # noqa: BLE001
-            self._off(exc)
+        self._run(resp.delete([_PREFIX + key.encode()]))
 
     def clear(self) -> int:
-        keys = list(self.keys())
-        if self._client is None or not keys:
-            return 0
-        try:
-            for start in range(0, len(keys), BATCH):
-                self._client.delete(*(KEY_PREFIX + key for key in keys[start : start + BATCH]))
-        except Exception as exc:  # noqa: BLE001
-            self._off(exc)
-        return len(keys)
+        """Delete every key under the prefix, whatever bytes follow it (a key need not be
+        UTF-8); the number deleted."""
+        keys = self._raw_keys()
+        removed = 0
+        for start in range(0, len(keys), BATCH):
+            count = self._run(resp.delete(keys[start : start + BATCH]))
+            if count is None:
+                break
+            removed += count
+        return removed
 
     def keys(self) -> Iterable[str]:
-        if self._client is None:
-            return []
-        try:
-            return [
-                (raw.decode() if isinstance(raw, bytes) else str(raw))[len(KEY_PREFIX) :]
-                for raw in self._client.scan_iter(match=KEY_PREFIX + "*", count=500)
-            ]
-        except Exception as exc:  # noqa: BLE001
-            self._off(exc)
-            return []
+        """The keys under the prefix, without it (bytes that are not UTF-8 shown escaped)."""
+        return [key[len(_PREFIX) :].decode("utf-8", "backslashreplace") for key in self._raw_keys()]
+
+    def _raw_keys(self) -> list[bytes]:
+        found: dict[bytes, None] = {}
+        cursor = b"0"
+        for _ in range(_SCAN_PAGES):
+            page = self._run(resp.scan(cursor, _PREFIX + b"*", _SCAN_COUNT))
+            if page is None:
+                return []
+            cursor, keys = page
+            found.update(dict.fromkeys(key for key in keys if key.startswith(_PREFIX)))
+            if cursor == b"0":
+                return list(found)
+            if len(found) > _SCAN_KEYS:
+                break
+        self._off(resp.ProtocolError(f"SCAN went on past {_SCAN_PAGES} pages or {_SCAN_KEYS} keys"))
+        return []
 
     def close(self) -> None:
         if self._client is not None:
-            with contextlib.suppress(Exception):  # closing a broken connection
-                self._client.close()
-
-
-def _one_line(exc: BaseException, url: str) -> str:
-    text = " ".join(str(exc).split())
-    password = urlsplit(url).password
-    if password:
-        # redis-py's messages name host and port, not the password; a future one might.
-        text = text.replace(password, "***")
-    return "".join(c if c.isprintable() else "?" for c in text)[:200]
+            self._client.close()

@@ -6,12 +6,14 @@ test_shared_cache_faults.py."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 from support import SeededRegistry
-from support.cli import clean_env, run_kmultiarch
+from support.cli import Completed, clean_env, run_kmultiarch
 from support.redis_server import RedisServer
 
 from kmultiarch.core.policy import Policy
@@ -352,3 +354,126 @@ def test_a_failed_lookup_releases_the_fleet_lock_at_once(
         assert holder.warnings == [] and waiter.cache.warnings == []
         holder.close()
         waiter.cache.close()
+
+
+# Issue 21: the shared level's own client (RESP2, no redis-py) and its URLs.
+
+
+def _run(
+    registry: SeededRegistry,
+    tmp_path: Path,
+    cache: str,
+    extra: dict[str, str],
+    *args: str,
+) -> Completed:
+    env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / cache), **extra})
+    return run_kmultiarch(
+        ["inspect", "-o", "json", *args, *(registry.reference(k) for k in KEYS)], env=env
+    )
+
+
+def _shared_warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "shared cache" in line]
+
+
+def test_cache_clear_removes_keys_that_are_not_utf8(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Issue 21, symptom 4: one key under kmultiarch:v1: that is not UTF-8 made `cache clear
+    --cache-url` remove nothing and exit 1 (the key list failed to decode). Keys are bytes
+    now: every one under the prefix is removed, and `cache info` counts it."""
+    with RedisServer(tmp_path / "redis") as redis:
+        first, _ = _inspect(registry, tmp_path, "a", redis.url)
+        assert first.returncode == 0, first.stderr
+        # The answers stay; the fleet's locks (kmultiarch:v1:lock:...) may expire meanwhile.
+        answers = [
+            key
+            for key in redis.cli("--scan", "--pattern", "kmultiarch:v1:*").split()
+            if not key.startswith("kmultiarch:v1:lock:")
+        ]
+        redis.cli("SET", "kmultiarch:v1:tag:caf\udce9/app:1", "x")  # the byte 0xe9
+        redis.cli("SET", "other:key", "kept")
+        env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / "a")})
+        info = run_kmultiarch(["cache", "info", "--cache-url", redis.url], env=env)
+        assert info.returncode == 0 and "shared:" in info.stdout, info.stderr
+        shared_entries = info.stdout.split("shared:")[1].split("entries:")[1]
+        assert int(shared_entries.split()[0]) >= len(answers) + 1
+        cleared = run_kmultiarch(["cache", "clear", "--cache-url", redis.url], env=env)
+        assert cleared.returncode == 0, cleared.stderr
+        shared_line = cleared.stdout.splitlines()[-1]
+        assert shared_line.startswith("redis://"), cleared.stdout
+        assert int(shared_line.split("removed ")[1].split()[0]) >= len(answers) + 1
+        assert redis.cli("DBSIZE").strip() == "1", "only other:key is left"
+        assert redis.cli("GET", "other:key").strip() == "kept"
+
+
+def test_a_password_in_the_url_query_authenticates_and_is_never_shown(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Issue 21, symptom 6: redis-py authenticates with ?password= in the URL, and `cache
+    info` and the warnings printed the URL with it. The shown URL drops every credential, in
+    the user info and in the query; the query's password still logs in."""
+    with RedisServer(tmp_path / "redis", password="query-pw-8812") as redis:
+        url = f"redis://127.0.0.1:{redis.port}/0?password=query-pw-8812"
+        first = _run(registry, tmp_path, "a", {"KMULTIARCH_CACHE_URL": url})
+        assert first.returncode == 0 and _shared_warnings(first.stderr) == [], first.stderr
+        log = registry.mark()
+        second = _run(registry, tmp_path, "b", {"KMULTIARCH_CACHE_URL": url})
+        assert second.returncode == 0 and log.requests() == [], "logged in with ?password="
+        env = clean_env(tmp_path, {"KMULTIARCH_CACHE_DIR": str(tmp_path / "a")})
+        info = run_kmultiarch(["cache", "info", "--cache-url", url], env=env)
+        assert info.returncode == 0, info.stderr
+        assert f"shared:    redis://127.0.0.1:{redis.port}/0\n" in info.stdout
+        wrong_url = url.replace("query-pw-8812", "wrong-query-pw")
+        wrong = _run(registry, tmp_path, "c", {"KMULTIARCH_CACHE_URL": wrong_url})
+        assert wrong.returncode == 0 and len(_shared_warnings(wrong.stderr)) == 1, wrong.stderr
+        users = _run(
+            registry,
+            tmp_path,
+            "d",
+            {"KMULTIARCH_CACHE_URL": f"{wrong_url}&username=someone"},
+        )
+        assert len(_shared_warnings(users.stderr)) == 1, users.stderr
+    for result in (first, second, info, wrong, users):
+        for secret in ("query-pw-8812", "wrong-query-pw", "someone"):
+            assert secret not in result.stdout + result.stderr
+
+
+BLOCK_REDIS_PY = """\
+import sys
+
+
+class BlockRedisPy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "redis" or name.startswith("redis."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, BlockRedisPy())
+"""
+
+
+def test_the_shared_level_works_without_redis_py(registry: SeededRegistry, tmp_path: Path) -> None:
+    """Issue 21, symptom 7: without the `redis` extra the warning said ModuleNotFoundError
+    instead of how to install it. kmultiarch speaks RESP2 itself now: no extra is needed, and
+    the level works where `import redis` fails."""
+    blocker = tmp_path / "no-redis-py"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK_REDIS_PY)
+    blocked = {"PYTHONPATH": str(blocker)}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import redis"],
+        env=clean_env(tmp_path, blocked),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert probe.returncode == 1 and "No module named 'redis'" in probe.stderr, probe.stderr
+    with RedisServer(tmp_path / "redis", password="no-extra-pw") as redis:
+        first = _run(registry, tmp_path, "a", {**blocked, "KMULTIARCH_CACHE_URL": redis.url})
+        assert first.returncode == 0 and _shared_warnings(first.stderr) == [], first.stderr
+        log = registry.mark()
+        second = _run(registry, tmp_path, "b", {**blocked, "KMULTIARCH_CACHE_URL": redis.url})
+        assert second.returncode == 0 and _shared_warnings(second.stderr) == [], second.stderr
+        assert log.requests() == [], "answered from Redis without redis-py"

@@ -44,7 +44,7 @@ def clear_cache(directory: Path | None) -> int:
 
 def show_shared_info(url: str, ca: str | None = None) -> int:
     from kmultiarch.cli.session import warn
-    from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
+    from kmultiarch.resolve.shared import SharedCacheBackend
 
     backend = SharedCacheBackend(url, ca=ca)
     try:
@@ -55,7 +55,7 @@ def show_shared_info(url: str, ca: str | None = None) -> int:
             return 1
         platforms = sum(1 for key in keys if key.startswith("platforms:"))
         tags = sum(1 for key in keys if key.startswith("tag:"))
-        click.echo(f"shared:    {shown_url(url)}")
+        click.echo(f"shared:    {backend.shown_url}")
         click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
     finally:
         backend.close()
@@ -64,7 +64,7 @@ def show_shared_info(url: str, ca: str | None = None) -> int:
 
 def clear_shared(url: str, ca: str | None = None) -> int:
     from kmultiarch.cli.session import warn
-    from kmultiarch.resolve.shared import SharedCacheBackend, shown_url
+    from kmultiarch.resolve.shared import SharedCacheBackend
 
     backend = SharedCacheBackend(url, ca=ca)
     try:
@@ -75,5 +75,5 @@ def clear_shared(url: str, ca: str | None = None) -> int:
             return 1
     finally:
         backend.close()
-    click.echo(f"{shown_url(url)}: removed {removed} entries")
+    click.echo(f"{backend.shown_url}: removed {removed} entries")
     return 0
