@@ -59,6 +59,7 @@ def resolver_options(function: F) -> F:
             metavar="PEM",
             help="CA bundle to verify a rediss:// --cache-url (default: the system's).",
         ),
+        _cache_key_file_option(),
         click.option(
             "--cache-ttl",
             type=click.FloatRange(min=0),
@@ -128,6 +129,7 @@ def resolver_options(function: F) -> F:
         run_options.lock = kwargs.pop("lock", None)
         run_options.cache_url = kwargs.pop("cache_url", None)
         run_options.cache_ca = kwargs.pop("cache_ca", None)
+        run_options.cache_key_file = kwargs.pop("cache_key_file", None)
         run_options.offline = kwargs.pop("offline", False)
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)
@@ -137,6 +139,16 @@ def resolver_options(function: F) -> F:
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+def _cache_key_file_option() -> Callable[[F], F]:
+    return click.option(
+        "--cache-key-file",
+        envvar="KMULTIARCH_CACHE_KEY_FILE",
+        metavar="FILE",
+        help="A file holding the key that signs the shared cache's entries (default: "
+        "$KMULTIARCH_CACHE_KEY, the key itself): entries not signed with it are not used.",
+    )
 
 
 def lock_options(function: F) -> F:
@@ -396,12 +408,16 @@ _CACHE_CA = click.option(
 @click.option("--cache-dir", envvar="KMULTIARCH_CACHE_DIR", metavar="DIR")
 @_CACHE_URL
 @_CACHE_CA
-def cache_info(cache_dir: str | None, cache_url: str | None, cache_ca: str | None) -> int:
-    """Where the cache is and what it holds (and the shared level's entries, with a URL)."""
+@_cache_key_file_option()
+def cache_info(
+    cache_dir: str | None, cache_url: str | None, cache_ca: str | None, cache_key_file: str | None
+) -> int:
+    """Where the cache is and what it holds (and the shared level's entries, with a URL: with
+    a key, how many are signed with it)."""
     from kmultiarch.cli.commands.cache import show_cache_info, show_shared_info
 
     code = show_cache_info(Path(cache_dir) if cache_dir else None)
-    return show_shared_info(cache_url, cache_ca) if cache_url else code
+    return show_shared_info(cache_url, cache_ca, cache_key_file) if cache_url else code
 
 
 @cache.command("clear")
@@ -410,7 +426,7 @@ def cache_info(cache_dir: str | None, cache_url: str | None, cache_ca: str | Non
 @_CACHE_CA
 def cache_clear(cache_dir: str | None, cache_url: str | None, cache_ca: str | None) -> int:
     """Remove every cached answer (in the shared level too, with a URL: every entry under
-    kmultiarch:v1:)."""
+    kmultiarch:v1:, signed or not)."""
     from kmultiarch.cli.commands.cache import clear_cache, clear_shared
 
     code = clear_cache(Path(cache_dir) if cache_dir else None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,12 @@ if TYPE_CHECKING:
     from kmultiarch.registry.settings import ClientSettings
     from kmultiarch.resolve.cache import ResolutionCache
     from kmultiarch.resolve.resolver import Resolver
+    from kmultiarch.resolve.signing import CacheKey
 
+
+#: The key that signs the shared cache level's entries, itself (``--cache-key-file`` names a
+#: file holding it).
+CACHE_KEY_ENV = "KMULTIARCH_CACHE_KEY"
 
 #: Every warning, error and summary line is also appended to the file this names: for tools
 #: that hide a plugin's stderr (Helm 4 post-renderers; kustomize plugins when they succeed).
@@ -96,6 +102,10 @@ class RunOptions:
     cache_url: str | None = None
     #: A CA bundle (PEM) for a rediss:// cache_url.
     cache_ca: str | None = None
+    #: A file holding the key that signs the shared level's entries (``--cache-key-file``).
+    cache_key_file: str | None = None
+    #: The policy's spec.cache.key, taken with the policy's URL only. Never shown.
+    policy_cache_key: str | None = field(default=None, repr=False)
     #: The namespace of resources that name none (``--namespace``).
     namespace: str = "default"
     #: Docker configs of the pull secrets in the manifests being run on (memory only).
@@ -109,6 +119,12 @@ class RunOptions:
             # The policy's shared cache, unless --cache-url or $KMULTIARCH_CACHE_URL says else.
             self.cache_url = policy.cache_url
             self.cache_ca = self.cache_ca or (str(policy.cache_ca) if policy.cache_ca else None)
+            # The policy's key goes with the policy's URL; an option or $KMULTIARCH_CACHE_KEY
+            # still wins over it.
+            if self.cache_key_file is None and not os.environ.get(CACHE_KEY_ENV):
+                if policy.cache_key_file is not None:
+                    self.cache_key_file = str(policy.cache_key_file)
+                self.policy_cache_key = policy.cache_key
         return policy
 
     def client_settings(self) -> ClientSettings:
@@ -127,14 +143,24 @@ class RunOptions:
 
     def open_cache(self) -> ResolutionCache:
         from kmultiarch.resolve.cache import open_cache
+        from kmultiarch.resolve.signing import CacheKeyError
 
+        url, key = self.cache_url, None
+        if url:
+            try:
+                key = shared_cache_key(self.cache_key_file, self.policy_cache_key)
+            except CacheKeyError as exc:
+                # Without its key the level could not tell which entries to trust: not used.
+                warn(f"shared cache not used: {exc}")
+                url = None
         cache = open_cache(
             Path(self.cache_dir) if self.cache_dir else None,
             # Offline runs answer from the lock alone: a cache is neither read nor written.
             enabled=not self.no_cache and not self.offline,
             tag_ttl=self.cache_ttl,
-            shared_url=self.cache_url,
+            shared_url=url,
             shared_ca=self.cache_ca,
+            shared_key=key,
         )
         for message in cache.warnings:
             warn(message)
@@ -174,3 +200,33 @@ class RunOptions:
         if policy.lock is not None:
             return load_lock(policy.lock, allow_pipe=False)
         return policy.embedded_lock
+
+
+def shared_cache_key(key_file: str | None, policy_key: str | None = None) -> CacheKey | None:
+    """The key that signs the shared level's entries: the file ``--cache-key-file`` names, else
+    ``$KMULTIARCH_CACHE_KEY``, else the policy's ``spec.cache.key``; None: entries are neither
+    signed nor checked. :class:`~kmultiarch.resolve.signing.CacheKeyError` says why a key given
+    cannot be used (never quoting it)."""
+    from kmultiarch.resolve.signing import MAX_KEY_BYTES, CacheKey, CacheKeyError
+
+    if key_file is not None:
+        try:
+            if not stat.S_ISREG(os.stat(key_file).st_mode):
+                raise CacheKeyError(f"the cache key file {key_file} is not a regular file")
+            with open(key_file, "rb") as stream:
+                secret = stream.read(MAX_KEY_BYTES + 1)
+        except OSError as exc:
+            raise CacheKeyError(
+                f"cannot read the cache key file {key_file} ({exc.strerror or exc})"
+            ) from None
+        where = f"the file {key_file}"
+    elif os.environ.get(CACHE_KEY_ENV):
+        secret, where = os.environ[CACHE_KEY_ENV].encode(), f"${CACHE_KEY_ENV}"
+    elif policy_key:
+        secret, where = policy_key.encode(), "spec.cache.key"
+    else:
+        return None
+    try:
+        return CacheKey(secret)
+    except CacheKeyError as exc:
+        raise CacheKeyError(f"{exc} (in {where})") from None

@@ -31,6 +31,7 @@ from kmultiarch.errors import CacheError
 
 if TYPE_CHECKING:
     from kmultiarch.resolve.shared import SharedCacheBackend
+    from kmultiarch.resolve.signing import CacheKey
 
 CACHE_DIR_ENV = "KMULTIARCH_CACHE_DIR"
 DEFAULT_TAG_TTL = 3600.0
@@ -559,9 +560,11 @@ def open_cache(
     tag_ttl: float = DEFAULT_TAG_TTL,
     shared_url: str | None = None,
     shared_ca: str | None = None,
+    shared_key: CacheKey | None = None,
 ) -> ResolutionCache:
     """The run's cache: the disk (memory with ``enabled=False`` or when the disk cannot be
-    used), and the shared level of ``shared_url`` behind it. The Redis client is imported only
+    used), and the shared level of ``shared_url`` behind it (its entries signed with
+    ``shared_key`` and only signed ones read, when given). The Redis client is imported only
     when a URL is given: a run without one starts as fast as before."""
     backend: CacheBackend
     if not enabled:
@@ -577,5 +580,7 @@ def open_cache(
     if enabled and shared_url:
         from kmultiarch.resolve.shared import SharedCacheBackend
 
-        shared = SharedCacheBackend(shared_url, ca=shared_ca, warnings=backend.warnings)
+        shared = SharedCacheBackend(
+            shared_url, ca=shared_ca, key=shared_key, warnings=backend.warnings
+        )
     return ResolutionCache(backend, tag_ttl=tag_ttl, shared=shared)

@@ -8,6 +8,8 @@ once, and any other failure (a bad URL, server down, slow, full, wrong password,
 wrong shape or over a cap) is one warning, after which the level is off for the rest of the
 run. Values are JSON objects only, read back and checked as the disk cache's are; nothing is
 ever unpickled. Keys are namespaced ``kmultiarch:v1:``. Credentials in the URL are never shown.
+With a :class:`~kmultiarch.resolve.signing.CacheKey`, entries are signed when written and only
+entries signed with it are read (:mod:`kmultiarch.resolve.signing`).
 
 The client is synchronous: the warm path (:meth:`SharedCacheBackend.get_many`) runs before any
 event loop exists and needs one ``MGET`` per level of a run, and the few calls of the network
@@ -29,6 +31,7 @@ from kmultiarch.resolve.redis_client import (
     RedisClient,
     shown_url,
 )
+from kmultiarch.resolve.signing import CacheKey, Verdict, seal, unseal
 
 __all__ = ["BATCH", "KEY_PREFIX", "TIMEOUT", "SharedCacheBackend", "shown_url"]
 
@@ -56,15 +59,18 @@ class SharedCacheBackend:
         *,
         timeout: float = TIMEOUT,
         ca: str | None = None,
+        key: CacheKey | None = None,
         warnings: list[str] | None = None,
     ) -> None:
         self.shown_url = shown_url(url)
         #: Shared with the local level's list when given: the run's reporter says each once.
         self.warnings: list[str] = [] if warnings is None else warnings
+        self._key = key
         self._secrets: list[str] = []
         self._client: RedisClient | None = None
         self._failed = False
         self._garbage_reported = False
+        self._refused_reported = False
         try:
             address = RedisAddress.parse(url)
         except InvalidCacheUrl as exc:
@@ -110,11 +116,16 @@ class SharedCacheBackend:
         return "".join(c if c.isprintable() else "?" for c in text)[:200]
 
     def _decoded(self, key: str, raw: bytes | None) -> dict[str, Any] | None:
-        """A stored value as a JSON object, or None (absent or not JSON: never unpickled)."""
+        """A stored value as a JSON object, or None (absent, not JSON, or with a key, not
+        signed with it: never unpickled)."""
         if raw is None:
             return None
+        record, verdict = unseal(self._key, _PREFIX + key.encode(), raw)
+        if record is None:
+            self._refused(key, verdict)
+            return None
         try:
-            value = json.loads(raw)
+            value = json.loads(record)
         except ValueError:  # UnicodeDecodeError included
             value = None
         if isinstance(value, dict):
@@ -130,6 +141,15 @@ class SharedCacheBackend:
             self.warnings.append(
                 f"shared cache entry {key!r} is not a kmultiarch JSON record; ignoring it "
                 "(and any other such entry this run)"
+            )
+
+    def _refused(self, key: str, verdict: Verdict) -> None:
+        if not self._refused_reported:
+            self._refused_reported = True
+            self.warnings.append(
+                f"shared cache entry {key!r} is {verdict.value}: not written by a runner with "
+                "this cache key; ignoring it (and any other such entry this run) and asking "
+                "the registry"
             )
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -157,7 +177,7 @@ class SharedCacheBackend:
         redis_key = _PREFIX + key.encode()
         record = json.dumps(value, sort_keys=True).encode()
         seconds = max(1, int(expire)) if expire is not None else None
-        self._run(resp.set_value(redis_key, record, seconds=seconds))
+        self._run(resp.set_value(redis_key, seal(self._key, redis_key, record), seconds=seconds))
 
     def claim(
         self, lock: str, key: str, *, milliseconds: int
@@ -210,6 +230,15 @@ class SharedCacheBackend:
     def keys(self) -> Iterable[str]:
         """The keys under the prefix, without it (bytes that are not UTF-8 shown escaped)."""
         return [key[len(_PREFIX) :].decode("utf-8", "backslashreplace") for key in self._raw_keys()]
+
+    def verified(self, keys: Sequence[str]) -> int:
+        """How many of ``keys`` hold a value this runner would use (signed with its key, when it
+        has one), without warnings: for ``cache info``."""
+        return sum(
+            1
+            for key, raw in self._stored(list(dict.fromkeys(keys)))
+            if raw is not None and unseal(self._key, _PREFIX + key.encode(), raw)[0] is not None
+        )
 
     def _raw_keys(self) -> list[bytes]:
         found: dict[bytes, None] = {}

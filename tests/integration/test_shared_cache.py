@@ -356,7 +356,7 @@ def test_a_failed_lookup_releases_the_fleet_lock_at_once(
         waiter.cache.close()
 
 
-# Issue 21: the shared level's own client (RESP2, no redis-py) and its URLs.
+# Issue 21: the shared level's own client (RESP2, no redis-py), its URLs, and signed entries.
 
 
 def _run(
@@ -477,3 +477,153 @@ def test_the_shared_level_works_without_redis_py(registry: SeededRegistry, tmp_p
         second = _run(registry, tmp_path, "b", {**blocked, "KMULTIARCH_CACHE_URL": redis.url})
         assert second.returncode == 0 and _shared_warnings(second.stderr) == [], second.stderr
         assert log.requests() == [], "answered from Redis without redis-py"
+
+
+KEY = "kmultiarch-test-key-5f1c0a9e7d3b"
+
+
+def _tag_key(registry: SeededRegistry, image: str) -> str:
+    return f"kmultiarch:v1:tag:{registry.reference(image)}"
+
+
+def test_with_a_cache_key_only_entries_signed_with_it_decide(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """Issue 21, item 8: whoever may write the shared Redis decides scheduling. With a key,
+    runners sign what they write (HMAC-SHA256 over the Redis key and the stored record), and
+    an entry that is unsigned, signed with another key or copied from another key is a miss,
+    said in one warning per run: a writer without the key can make runners ask the registry,
+    never change their answer. Without a key, the forged answer is taken (the trust model
+    docs/cache.md states)."""
+    expected = _platforms_of(_run(registry, tmp_path, "reference", {}))
+    with RedisServer(tmp_path / "redis") as redis:
+        keyed = {"KMULTIARCH_CACHE_URL": redis.url, "KMULTIARCH_CACHE_KEY": KEY}
+        first = _run(registry, tmp_path, "a", keyed)
+        assert first.returncode == 0 and _shared_warnings(first.stderr) == [], first.stderr
+        target = _tag_key(registry, "multiarch-oci")
+        assert redis.cli("GET", target).startswith("kmultiarch-hmac-sha256:")
+        log = registry.mark()
+        second = _run(registry, tmp_path, "b", keyed)
+        assert second.returncode == 0 and _shared_warnings(second.stderr) == [], second.stderr
+        assert log.requests() == [], "signed answers are shared"
+
+        # A writer without the key points the multi-arch tag at the amd64-only image.
+        amd64_only = redis.cli("GET", _tag_key(registry, "single-docker-amd64")).strip()
+        forged_record = amd64_only.split("\n", 1)[1]
+        redis.cli("SET", target, forged_record)
+        unkeyed = _run(registry, tmp_path, "c", {"KMULTIARCH_CACHE_URL": redis.url})
+        assert _platforms_of(unkeyed)[0] == expected[1], "without a key the writer decides"
+        log = registry.mark()
+        refused = _run(registry, tmp_path, "d", keyed)
+        assert refused.returncode == 0 and _platforms_of(refused) == expected
+        warnings = _shared_warnings(refused.stderr)
+        assert len(warnings) == 1 and "not signed" in warnings[0], refused.stderr
+        assert log.count("GET") > 0, "the refused entry was a miss: asked the registry"
+        assert redis.cli("GET", target).startswith("kmultiarch-hmac-sha256:"), "rewritten"
+
+        # A signed record copied from another key does not verify.
+        redis.cli("SET", target, amd64_only)
+        copied = _run(registry, tmp_path, "e", keyed)
+        assert _platforms_of(copied) == expected
+        warnings = _shared_warnings(copied.stderr)
+        assert len(warnings) == 1 and "for another entry" in warnings[0], copied.stderr
+
+        # Another key refuses every entry: still one warning for the run.
+        other = {**keyed, "KMULTIARCH_CACHE_KEY": "another-key-of-enough-length"}
+        stranger = _run(registry, tmp_path, "f", other)
+        assert _platforms_of(stranger) == expected
+        assert len(_shared_warnings(stranger.stderr)) == 1, stranger.stderr
+
+
+def _platforms_of(result: Completed) -> list[list[str]]:
+    assert result.returncode == 0, result.stderr
+    return [entry["platforms"] for entry in result.json()]
+
+
+def test_the_cache_key_comes_from_a_file_the_environment_or_the_policy(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """--cache-key-file (or $KMULTIARCH_CACHE_KEY_FILE), $KMULTIARCH_CACHE_KEY, and the
+    policy's spec.cache.keyFile (relative to the policy) or spec.cache.key: the same key from
+    each source reads what another wrote; the policy's key goes with the policy's URL."""
+    key_file = tmp_path / "secrets" / "cache.key"
+    key_file.parent.mkdir()
+    key_file.write_text(KEY + "\n")  # as `kubectl create secret` files often end
+    with RedisServer(tmp_path / "redis") as redis:
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(
+            "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\n"
+            f"spec:\n  cache: {{url: '{redis.url}', keyFile: secrets/cache.key}}\n"
+        )
+        literal = tmp_path / "literal.yaml"
+        literal.write_text(
+            "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\n"
+            f"spec:\n  cache: {{url: '{redis.url}', key: {KEY}}}\n"
+        )
+        first = _run(registry, tmp_path, "a", {}, "--config", str(policy))
+        assert first.returncode == 0 and _shared_warnings(first.stderr) == [], first.stderr
+        assert redis.cli("GET", _tag_key(registry, "nested-index")).startswith("kmultiarch-hmac")
+        url = {"KMULTIARCH_CACHE_URL": redis.url}
+        for runner, extra, args in [
+            ("b", url, ("--cache-key-file", str(key_file))),
+            ("c", {**url, "KMULTIARCH_CACHE_KEY_FILE": str(key_file)}, ()),
+            ("d", {**url, "KMULTIARCH_CACHE_KEY": KEY}, ()),
+            ("e", {}, ("--config", str(literal))),
+        ]:
+            log = registry.mark()
+            result = _run(registry, tmp_path, runner, extra, *args)
+            assert result.returncode == 0, result.stderr
+            assert _shared_warnings(result.stderr) == [], (runner, result.stderr)
+            assert log.requests() == [], f"runner {runner} read the signed answers"
+        info = run_kmultiarch(
+            ["cache", "info", "--cache-url", redis.url, "--cache-key-file", str(key_file)],
+            env=clean_env(tmp_path),
+        )
+        assert info.returncode == 0, info.stderr
+        assert "signed:    7 of 7 signed with this key" in info.stdout, info.stdout
+
+
+def test_a_cache_key_that_cannot_be_used_turns_the_shared_level_off(
+    registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A key file that is missing, or a key shorter than 16 bytes: the run cannot tell which
+    entries to trust, so it does not use the shared level at all (one warning, no command
+    sent), rather than trust every entry."""
+    short = tmp_path / "short.key"
+    short.write_text("too-short\n")
+    with RedisServer(tmp_path / "redis") as redis:
+        url = {"KMULTIARCH_CACHE_URL": redis.url}
+        for runner, extra, args, reason in [
+            ("a", url, ("--cache-key-file", str(tmp_path / "missing.key")), "cannot read"),
+            ("b", url, ("--cache-key-file", str(short)), "shorter than 16 bytes"),
+            ("c", {**url, "KMULTIARCH_CACHE_KEY": "too-short"}, (), "shorter than 16 bytes"),
+        ]:
+            redis.cli("CONFIG", "RESETSTAT")
+            result = _run(registry, tmp_path, runner, extra, *args)
+            assert result.returncode == 0, result.stderr
+            warnings = _shared_warnings(result.stderr)
+            assert len(warnings) == 1 and reason in warnings[0], result.stderr
+            assert "too-short" not in result.stderr
+            assert set(_commands(redis)) <= {"config|resetstat"}, "nothing was sent to Redis"
+
+
+def test_the_cache_key_is_never_shown_or_stored(registry: SeededRegistry, tmp_path: Path) -> None:
+    """The key signs; it is never printed (not with -v, not by cache info), nor written to the
+    disk cache or to Redis."""
+    with RedisServer(tmp_path / "redis") as redis:
+        keyed = {"KMULTIARCH_CACHE_URL": redis.url, "KMULTIARCH_CACHE_KEY": KEY}
+        runs = [_run(registry, tmp_path, "a", keyed, "-v"), _run(registry, tmp_path, "b", keyed)]
+        runs.append(
+            run_kmultiarch(
+                ["cache", "info", "--cache-url", redis.url], env=clean_env(tmp_path, keyed)
+            )
+        )
+        stored = redis.cli("--scan", "--pattern", "*").split()
+        values = [redis.cli("GET", key) for key in stored]
+    for result in runs:
+        assert result.returncode == 0, result.stderr
+        assert KEY not in result.stdout + result.stderr
+    assert not any(KEY in value for value in values)
+    for path in (tmp_path / "a").rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path

@@ -42,13 +42,21 @@ def clear_cache(directory: Path | None) -> int:
     return 0
 
 
-def show_shared_info(url: str, ca: str | None = None) -> int:
-    from kmultiarch.cli.session import warn
+def show_shared_info(url: str, ca: str | None = None, key_file: str | None = None) -> int:
+    from kmultiarch.cli.session import shared_cache_key, warn
     from kmultiarch.resolve.shared import SharedCacheBackend
+    from kmultiarch.resolve.signing import CacheKeyError
 
-    backend = SharedCacheBackend(url, ca=ca)
+    try:
+        key = shared_cache_key(key_file)
+    except CacheKeyError as exc:
+        warn(str(exc))
+        return 1
+    backend = SharedCacheBackend(url, ca=ca, key=key)
     try:
         keys = list(backend.keys())
+        entries = [k for k in keys if k.startswith(("platforms:", "tag:"))]
+        signed = backend.verified(entries) if key is not None else None
         for message in backend.warnings:
             warn(message)
         if backend.warnings:
@@ -57,6 +65,8 @@ def show_shared_info(url: str, ca: str | None = None) -> int:
         tags = sum(1 for key in keys if key.startswith("tag:"))
         click.echo(f"shared:    {backend.shown_url}")
         click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
+        if signed is not None:
+            click.echo(f"signed:    {signed} of {len(entries)} signed with this key")
     finally:
         backend.close()
     return 0
