@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kmultiarch.core.annotate import annotation_operations
 from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
@@ -53,8 +53,11 @@ from kmultiarch.core.workloads import (
     may_hold_pods,
 )
 from kmultiarch.errors import InvalidReferenceError
-from kmultiarch.yaml.edit import apply_operations
+from kmultiarch.yaml.edit import EditHint, apply_operations, edit_hint
 from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 PodStatus = Literal["changed", "unchanged", "skipped", "excluded", "unresolved", "conflict"]
 
@@ -148,8 +151,12 @@ class EngineResult:
             for outcome in document_outcomes:
                 if outcome.operations:
                     lost: list[int] = []
+                    derived = outcome.document.derived
                     outcome.new_text = apply_operations(
-                        outcome.document, outcome.operations, lost_comments=lost
+                        outcome.document,
+                        outcome.operations,
+                        lost_comments=lost,
+                        hint=derived.hint if isinstance(derived, _Derived) else None,
                     )
                     if lost:
                         self.findings.append(_comments_lost(source, outcome.document, lost))
@@ -215,14 +222,44 @@ def _starts_with_marker(texts: list[str]) -> bool:
     return head.startswith("---")
 
 
-def read_sources(sources: Iterable[InputSource]) -> dict[str, list[SourceDocument]]:
+def read_sources(
+    sources: Iterable[InputSource], policy: Policy | None = None
+) -> dict[str, list[SourceDocument]]:
     """Every document of every source. A document whose type its text proves is composed only
     when its value is asked for: the engine asks for those that may hold pod specs (or nodes,
-    for policy-drift), so CRDs, RBAC, ConfigMaps... are never composed."""
+    for policy-drift), so CRDs, RBAC, ConfigMaps... are never composed. A document with pod
+    specs keeps, from that one composition, where new scheduling fields would go
+    (:func:`~kmultiarch.yaml.edit.edit_hint`), so that editing it does not compose it again."""
+    extra_paths = (policy or Policy()).pod_spec_paths()
+
+    def derive(text: str, root: Node, value: object) -> _Derived:
+        workloads = find_workloads(value, extra_paths)
+        paths = [(*w.path, *target.path) for w in workloads for target in w.targets]
+        return _Derived(extra_paths, workloads, edit_hint(text, root, paths) if paths else None)
+
     return {
-        source.name: read_stream(source.text, source.name, lazy_types=_any_type)
+        source.name: read_stream(source.text, source.name, lazy_types=_any_type, on_composed=derive)
         for source in sources
     }
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """What the engine takes from a document's one composition: its workloads (for the pod spec
+    paths ``extra_paths`` adds to the built-in table) and where an edit would go."""
+
+    extra_paths: Mapping[tuple[str, str], tuple[tuple[str | int, ...], ...]]
+    workloads: list[Workload]
+    hint: EditHint | None
+
+
+def _workloads(
+    document: SourceDocument, extra_paths: Mapping[tuple[str, str], tuple[Any, ...]]
+) -> list[Workload]:
+    derived = document.derived
+    if isinstance(derived, _Derived) and derived.extra_paths == extra_paths:
+        return derived.workloads
+    return find_workloads(document.value, extra_paths)
 
 
 def _any_type(api_version: str, kind: str) -> bool:
@@ -242,7 +279,9 @@ def run(
 ) -> EngineResult:
     """Decide and edit every pod of every source. Raises ManifestStreamError on bad YAML
     before anything is resolved. ``namespace``: that of resources that name none."""
-    return run_documents(sources, read_sources(sources), policy, resolve, namespace=namespace)
+    return run_documents(
+        sources, read_sources(sources, policy), policy, resolve, namespace=namespace
+    )
 
 
 def run_documents(
@@ -307,7 +346,7 @@ def _candidate_pods(
                 continue
             if document.value is None:
                 continue
-            for workload in find_workloads(document.value, extra_paths):
+            for workload in _workloads(document, extra_paths):
                 for target in workload.targets:
                     status: PodStatus = "unchanged"
                     if _out_of_scope(workload, target, policy, namespaces, default_namespace):

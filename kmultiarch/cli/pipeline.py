@@ -33,7 +33,7 @@ def resolve_and_run(
 ) -> EngineResult:
     """Run the engine with the resolver the options describe; report cache warnings. With
     ``edit=False`` the changes are decided but no document is edited (check, report)."""
-    documents = read_sources(sources)
+    documents = read_sources(sources, policy)
     options.pull_secrets = tuple(pull_secrets_of(documents, policy))
     cache = options.open_cache()
     try:

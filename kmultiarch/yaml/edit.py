@@ -44,8 +44,10 @@ from kmultiarch.yaml.stream import (
 )
 
 __all__ = [
+    "EditHint",
     "apply_operations",
     "apply_operations_roundtrip",
+    "edit_hint",
     "render_scalar",
 ]
 
@@ -95,13 +97,20 @@ def apply_operations(
     operations: Sequence[Mapping[str, object]],
     *,
     lost_comments: list[int] | None = None,
+    hint: EditHint | None = None,
 ) -> str:
     """Return the document's text with ``operations`` applied, other lines left as they are.
     When the document had to be written anew, the lines (in its source) of the comments that
-    could not be kept are appended to ``lost_comments``."""
+    could not be kept are appended to ``lost_comments``. With the ``hint`` taken when the
+    document was read (:func:`edit_hint`), keys a pod spec lacks are added without composing
+    the document again."""
     parsed = _parse_operations(operations)
     if not parsed:
         return document.text
+    if hint is not None:
+        anchored = _anchored_edit(document.text, hint, parsed)
+        if anchored is not None:
+            return anchored
     with cyclic_gc_paused():
         expected = apply_patch(document.value, operations)
         root = document.node
@@ -115,6 +124,160 @@ def apply_operations(
                 if _reads_back_as(text, document, expected):
                     return text
         return _round_trip_edit(document, root, parsed, expected, lost_comments)
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """Where new keys of one block mapping go: whole lines at ``insert_at`` (the start of the
+    line after its last line), at ``column``; ``keys`` are those it has."""
+
+    column: int
+    insert_at: int
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True)
+class EditHint:
+    """What an edit of a document needs from its one composition, kept instead of the node
+    tree: the document's layout and, for each pod spec (by path), where new keys go."""
+
+    style: _Style
+    anchors: Mapping[tuple[str, ...], _Anchor]
+
+
+def edit_hint(text: str, root: Node, paths: Sequence[Sequence[str | int]]) -> EditHint | None:
+    """The hint for adding keys to the block mappings at ``paths`` of a document (its text and
+    root node), taken when it is read; None when such a splice could not be exact."""
+    if (
+        not isinstance(root, MappingNode)
+        or _is_flow(root)
+        or has_exotic_line_breaks(text)
+        or ("\t" in text and _TAB_IN_INDENTATION.search(text))
+    ):
+        return None
+    anchors: dict[tuple[str, ...], _Anchor] = {}
+    for path in paths:
+        node: Node | None = root
+        for part in path:
+            node = _child_node(node, part)
+        if not isinstance(node, MappingNode) or _is_flow(node) or not node.value:
+            continue
+        with contextlib.suppress(_NotExact):
+            anchors[tuple(str(part) for part in path)] = _anchor(text, node)
+    if not anchors:
+        return None
+    return EditHint(_detect_style(root, text), anchors)
+
+
+def _child_node(node: Node | None, part: str | int) -> Node | None:
+    if isinstance(node, MappingNode) and isinstance(part, str):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == part:
+                return value  # type: ignore[no-any-return]
+        return None
+    if isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part]  # type: ignore[no-any-return]
+    return None
+
+
+def _anchor(text: str, mapping: MappingNode) -> _Anchor:
+    """The anchor of a block mapping: its keys start lines (after indentation or a dash), and
+    the first line with content after it is less indented (what follows is not its own)."""
+    first_key = mapping.value[0][0]
+    if first_key.start_mark.index != mapping.start_mark.index:
+        raise _NotExact  # a tag or an anchor before the first key
+    column = first_key.start_mark.column
+    prefix = text[text.rfind("\n", 0, first_key.start_mark.index) + 1 : first_key.start_mark.index]
+    if prefix.strip(" -") or (prefix.strip(" ") and not prefix.rstrip(" ").endswith("-")):
+        raise _NotExact
+    insert_at = _line_after(text, mapping)
+    following = _NEXT_CONTENT_LINE.match(text, insert_at)
+    if following is not None and following.end() < len(text):
+        indentation = len(following.group(1))
+        if indentation >= column:
+            raise _NotExact
+    keys = frozenset(key.value for key, _ in mapping.value if isinstance(key, ScalarNode))
+    return _Anchor(column, insert_at, keys)
+
+
+# Blank and comment lines, then the indentation of the next line with content.
+_NEXT_CONTENT_LINE = re.compile(r"(?:[ ]*(?:#[^\n]*)?\r?\n)*([ ]*)")
+
+
+def _anchored_edit(text: str, hint: EditHint, operations: list[_Operation]) -> str | None:
+    """The document with ``operations`` spliced in at the hint's anchors, when every one adds
+    a key a pod spec lacks; None otherwise (the general path composes the document).
+
+    Instead of reading the whole document back, each inserted block is read alone and must
+    give exactly the entries intended: the anchor guarantees where it goes (whole lines after
+    the mapping's last line, at its keys' column, before a less indented line)."""
+    groups: dict[tuple[str, ...], dict[str, object]] = {}
+    for operation in operations:
+        anchor = hint.anchors.get(operation.path[:-1]) if operation.path else None
+        key = operation.path[-1] if operation.path else ""
+        entries = groups.setdefault(operation.path[:-1], {})
+        if operation.kind != "add" or anchor is None or key in anchor.keys or key in entries:
+            return None
+        entries[key] = deep_copy(operation.value)
+    splices: list[tuple[int, str]] = []
+    newline = hint.style.newline
+    for path, entries in groups.items():
+        anchor = hint.anchors[path]
+        block = _checked_block(hint.style, anchor.column, entries)
+        if block is None:
+            return None
+        if anchor.insert_at == len(text) and not text.endswith("\n"):
+            block = newline + block.removesuffix(newline)
+        splices.append((anchor.insert_at, block))
+    splices.sort(key=lambda splice: splice[0])
+    if len({position for position, _ in splices}) != len(splices):
+        return None
+    pieces: list[str] = []
+    cursor = 0
+    for position, block in splices:
+        pieces.append(text[cursor:position])
+        pieces.append(block)
+        cursor = position
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+#: Blocks already rendered and read back, by layout and entries: a stream's pods mostly get the
+#: same few blocks (the same toleration, the same affinity), each checked once.
+_CHECKED_BLOCKS: dict[tuple[_Style, int, str], str | None] = {}
+_CHECKED_BLOCKS_KEPT = 1024
+
+
+def _checked_block(style: _Style, column: int, entries: dict[str, object]) -> str | None:
+    """The lines of ``entries`` as a block mapping at ``column`` in ``style``, once they read
+    back as exactly ``entries``; None when they do not."""
+    try:
+        memo_key = (style, column, json.dumps(entries))
+    except (TypeError, ValueError):
+        memo_key = None
+    if memo_key is not None and memo_key in _CHECKED_BLOCKS:
+        return _CHECKED_BLOCKS[memo_key]
+    lines = [line for key, value in entries.items() for line in style.entry(key, value, column)]
+    block = (
+        "".join(line + style.newline for line in lines)
+        if _block_reads_as(lines, column, entries)
+        else None
+    )
+    if memo_key is not None and len(_CHECKED_BLOCKS) < _CHECKED_BLOCKS_KEPT:
+        _CHECKED_BLOCKS[memo_key] = block
+    return block
+
+
+def _block_reads_as(lines: list[str], column: int, entries: Mapping[str, object]) -> bool:
+    """Whether ``lines`` (a block mapping at ``column``) read alone give exactly ``entries``."""
+    if any(line[:column].strip(" ") for line in lines):
+        return False
+    fragment = "".join(line[column:] + "\n" for line in lines)
+    try:
+        documents = read_stream(fragment, "(inserted lines)")
+    except ManifestStreamError:
+        return False
+    return len(documents) == 1 and documents[0].value == entries
 
 
 def apply_operations_roundtrip(

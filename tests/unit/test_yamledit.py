@@ -1095,3 +1095,115 @@ x-copy: *shared
     operations = [{"op": "add", "path": "/spec/tolerations/-", "value": ARM64_TOLERATION}]
     result = apply_operations(document, operations)
     assert only_document(result).value == expected_value(document.value, operations)
+
+
+# --------------------------------------------------------------------------------------------
+# The edit path once (issue 22): a changed pod spec is not composed again to be edited, nor
+# read back whole
+
+
+def test_a_pod_spec_that_lacks_its_fields_is_edited_from_the_one_composition() -> None:
+    from kmultiarch.api import mutate_text
+    from kmultiarch.core.platform import Platform
+    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.resolution import Resolution
+
+    amd64 = Platform("linux", "amd64")
+    text = "".join(
+        HELM_DEPLOYMENT.replace("name: app\n", f"name: app-{index}\n") for index in range(5)
+    )
+
+    def resolve(references: list[Any]) -> dict[Any, Resolution]:
+        return {r: Resolution(r, frozenset({amd64}), "sha256:" + "0" * 64) for r in references}
+
+    composed: list[str] = []
+    real_compose = yamledit.SourceDocument.node.fget  # type: ignore[attr-defined]
+    real_reads_back = yamledit._reads_back_as
+
+    def counting_node(self: SourceDocument) -> object:
+        composed.append(self.text)
+        return real_compose(self)
+
+    def counting_reads_back(*args: Any) -> bool:
+        composed.append("read back")
+        return real_reads_back(*args)
+
+    with (
+        mock.patch.object(yamledit.SourceDocument, "node", property(counting_node)),
+        mock.patch.object(yamledit, "_reads_back_as", counting_reads_back),
+    ):
+        result = mutate_text(text, Policy(), resolve=resolve)
+    assert [pod.status for pod in result.pods] == ["changed"] * 5
+    assert composed == [], "neither composed again nor read back whole"
+    for document in read_stream(result.stream(), "out"):
+        spec = document.value["spec"]["template"]["spec"]  # type: ignore[index]
+        assert spec["affinity"] == ARCH_AFFINITY
+
+
+@pytest.mark.parametrize(
+    "follows",
+    [
+        "      hostNetwork: true\n",  # a key of the pod spec after the containers
+        "      motd: |\n        hello\n\n        world\n\n",  # a block scalar, blank lines
+        "      motd: 'a\n\n        b'\n",  # a quoted scalar over lines
+    ],
+)
+def test_the_one_composition_path_writes_what_the_general_path_reads(follows: str) -> None:
+    """The block spliced at the anchor gives the document the general path would have
+    written: the whole document read back is the patched value."""
+    text = HELM_DEPLOYMENT.replace("      # no tolerations yet\n", follows)
+    document = only_document(text)
+    from kmultiarch.yaml.edit import edit_hint
+
+    root = document.node
+    assert root is not None
+    hint = edit_hint(document.text, root, [("spec", "template", "spec")])
+    operations = [{"op": "add", "path": "/spec/template/spec/affinity", "value": ARCH_AFFINITY}]
+    result = apply_operations(document, operations, hint=hint)
+    assert only_document(result).value == expected_value(document.value, operations)
+
+
+@settings(max_examples=int(os.environ.get("YAMLEDIT_EXAMPLES", "300")), deadline=None)
+@given(
+    data=st.data(),
+    value=_deployments(),
+    seed=st.integers(0, 2**32),
+    indent=st.sampled_from([2, 4]),
+    indented_sequences=st.booleans(),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+)
+def test_the_one_composition_path_writes_exactly_what_the_general_path_writes(
+    data: st.DataObject,
+    value: dict[str, Any],
+    seed: int,
+    indent: int,
+    indented_sequences: bool,
+    crlf: bool,
+    final_newline: bool,
+) -> None:
+    from kmultiarch.yaml.edit import edit_hint
+
+    emitter = _Emitter(random.Random(seed), indent, indent if indented_sequences else 0)
+    newline = "\r\n" if crlf else "\n"
+    text = newline.join(emitter.mapping(value, 0, ())) + (newline if final_newline else "")
+    document = only_document(text)
+    assume(document.value == value)
+    pod = value["spec"]["template"]["spec"]
+    if data.draw(st.booleans()):
+        operations = data.draw(_operations(value))
+    else:  # what the engine writes most: the fields a pod spec lacks
+        operations = [
+            {"op": "add", "path": f"{POD}/{key}", "value": new}
+            for key, new in (("tolerations", [TOLERATION]), ("affinity", AFFINITY))
+            if key not in pod
+        ]
+    root = document.node
+    assert root is not None
+    hint = edit_hint(text, root, [("spec", "template", "spec")])
+    with mock.patch.object(yamledit, "_reads_back_as", wraps=yamledit._reads_back_as) as check:
+        anchored = apply_operations(document, operations, hint=hint)
+    general = apply_operations(document, operations)
+    assert anchored == general
+    assert only_document(anchored).value == expected_value(document.value, operations)
+    event("anchored" if hint is not None and not check.called else "general")

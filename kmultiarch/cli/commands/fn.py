@@ -100,7 +100,7 @@ def _standalone(
 
     policy = load_function_config(config)
     sources = collect_inputs(files)
-    documents = read_sources(sources)
+    documents = read_sources(sources, policy)
     resolve = factory(policy, pull_secrets_of(documents, policy))
     result = run_documents(sources, documents, policy, resolve, namespace=options.namespace)
     report_findings(result, options)

@@ -160,7 +160,7 @@ def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) 
         from kmultiarch.io.progress import progress_line
         from kmultiarch.resolve.resolver import Resolver
 
-        documents = read_sources(sources)
+        documents = read_sources(sources, policy)
         fresh.pull_secrets = tuple(pull_secrets_of(documents, policy))
         resolver = Resolver(
             policy, cache, fresh.client_settings(), credentials=fresh.credential_store()
