@@ -25,13 +25,13 @@ from kmultiarch.core.findings import (
     conflict_rule,
     unresolved_image_message,
 )
+from kmultiarch.core.patch import Operation
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.core.scheduling import (
-    Operation,
     PodPlan,
     plan_pod_with_inherited,
     supported_platforms,

@@ -221,7 +221,7 @@ def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
     if plan is None:
         return ()
     changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
-    touches_affinity = any("/affinity" in str(op.get("path", "")) for op in plan.operations)
+    touches_affinity = any("affinity" in op.path for op in plan.operations)
     for term in pod.preferred:
         changes.append(f"prefer {_term_text(term)}")
     if pod.preferred and not plan.node_terms:

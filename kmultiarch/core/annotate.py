@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kmultiarch.core.patch import json_pointer
+from kmultiarch.core.patch import OperationKind, PatchOperation
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.workloads import Path, value_at
 
@@ -34,7 +34,7 @@ def platforms_value(supported: frozenset[Platform], cluster: Sequence[Platform])
 
 def annotation_operations(
     document: object, pod_path: Path, supported: frozenset[Platform], cluster: Sequence[Platform]
-) -> list[dict[str, object]]:
+) -> list[PatchOperation]:
     """RFC 6902 operations that set the platforms annotation on the pod's template."""
     value = platforms_value(supported, cluster)
     path = template_path(pod_path)
@@ -43,30 +43,22 @@ def annotation_operations(
         return []
     metadata = template.get("metadata")
     if not isinstance(metadata, Mapping):
-        op = "replace" if "metadata" in template else "add"
+        op: OperationKind = "replace" if "metadata" in template else "add"
         return [
-            {
-                "op": op,
-                "path": json_pointer((*path, "metadata")),
-                "value": {"annotations": {PLATFORMS_ANNOTATION: value}},
-            }
+            PatchOperation(op, (*path, "metadata"), {"annotations": {PLATFORMS_ANNOTATION: value}})
         ]
     annotations = metadata.get("annotations")
     if not isinstance(annotations, Mapping):
         op = "replace" if "annotations" in metadata else "add"
         return [
-            {
-                "op": op,
-                "path": json_pointer((*path, "metadata", "annotations")),
-                "value": {PLATFORMS_ANNOTATION: value},
-            }
+            PatchOperation(op, (*path, "metadata", "annotations"), {PLATFORMS_ANNOTATION: value})
         ]
     if annotations.get(PLATFORMS_ANNOTATION) == value:
         return []
     return [
-        {
-            "op": "replace" if PLATFORMS_ANNOTATION in annotations else "add",
-            "path": json_pointer((*path, "metadata", "annotations", PLATFORMS_ANNOTATION)),
-            "value": value,
-        }
+        PatchOperation(
+            "replace" if PLATFORMS_ANNOTATION in annotations else "add",
+            (*path, "metadata", "annotations", PLATFORMS_ANNOTATION),
+            value,
+        )
     ]

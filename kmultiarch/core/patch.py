@@ -10,8 +10,72 @@ on each operation's path are copied first, so patching a large document stays ch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
-Operation = dict[str, object]
+#: A step of a path: a mapping key, a list index, or ``"-"`` (after a list's last item).
+PathPart = str | int
+OperationKind = Literal["add", "replace"]
+
+
+@dataclass(frozen=True)
+class PatchOperation:
+    """One RFC 6902 ``add`` or ``replace``, its path a tuple of steps (never a pointer string
+    cut and glued: :meth:`under` and :meth:`relative_to` re-base it, :attr:`pointer` writes it).
+    ``value`` is plain data (dicts, lists, scalars) and is not copied."""
+
+    op: OperationKind
+    path: tuple[PathPart, ...]
+    value: object
+
+    @classmethod
+    def from_json(cls, operation: Mapping[str, object]) -> PatchOperation:
+        """The operation an RFC 6902 object describes; ValueError when it is not one kmultiarch
+        writes (``add`` or ``replace`` with a pointer path and a value)."""
+        kind, path = operation.get("op"), operation.get("path")
+        if kind not in ("add", "replace"):
+            raise ValueError(f"unsupported JSON-patch operation {kind!r}: only add and replace")
+        if not isinstance(path, str):
+            raise ValueError(f"JSON-patch operation without a string path: {dict(operation)!r}")
+        if "value" not in operation:
+            raise ValueError(f"JSON-patch {kind} without a value: {dict(operation)!r}")
+        return cls(kind, pointer_tokens(path), operation["value"])
+
+    @property
+    def pointer(self) -> str:
+        return json_pointer(self.path)
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """The path's steps as JSON pointer tokens (indices as their digits)."""
+        return tuple(str(part) for part in self.path)
+
+    def under(self, prefix: Sequence[PathPart]) -> PatchOperation:
+        """This operation with its path below ``prefix`` (from a pod spec to the document)."""
+        return PatchOperation(self.op, (*prefix, *self.path), self.value)
+
+    def is_under(self, prefix: Sequence[PathPart]) -> bool:
+        """Whether the path goes through ``prefix`` and further."""
+        tokens = self.tokens
+        return len(tokens) > len(prefix) and tokens[: len(prefix)] == tuple(map(str, prefix))
+
+    def relative_to(self, prefix: Sequence[PathPart]) -> PatchOperation:
+        """This operation with ``prefix`` taken off its path; ValueError when it is not under
+        it."""
+        if not self.is_under(prefix):
+            raise ValueError(f"{self.pointer} is not under {json_pointer(prefix)}")
+        return PatchOperation(self.op, self.path[len(prefix) :], self.value)
+
+    def with_value(self, value: object) -> PatchOperation:
+        return PatchOperation(self.op, self.path, value)
+
+    def as_json(self) -> dict[str, object]:
+        """The RFC 6902 object (``op``, ``path`` as a JSON pointer, ``value``)."""
+        return {"op": self.op, "path": self.pointer, "value": self.value}
+
+
+#: What producers return and consumers take.
+Operation = PatchOperation
 
 
 def json_pointer(path: Sequence[str | int]) -> str:
@@ -28,25 +92,26 @@ def pointer_tokens(pointer: str) -> tuple[str, ...]:
     return tuple(token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/"))
 
 
-def apply_patch(value: object, operations: Sequence[Mapping[str, object]]) -> object:
+def apply_patch(
+    value: object, operations: Sequence[PatchOperation | Mapping[str, object]]
+) -> object:
     """``value`` with the operations applied; ``value`` itself is not changed (the containers on
     each path are copied, the rest is shared). ValueError when an operation does not apply."""
     import jsonpatch
     import jsonpointer
 
     for operation in operations:
-        path = operation.get("path")
-        if not isinstance(path, str):
-            raise ValueError(f"JSON-patch operation without a string path: {operation!r}")
-        tokens = pointer_tokens(path)
-        value = _copied_along(value, tokens[:-1])
-        copied = {**operation}
-        if "value" in copied:
-            copied["value"] = deep_copy(copied["value"])
+        typed = (
+            operation
+            if isinstance(operation, PatchOperation)
+            else PatchOperation.from_json(operation)
+        )
+        value = _copied_along(value, typed.tokens[:-1])
+        copied = {"op": typed.op, "path": typed.pointer, "value": deep_copy(typed.value)}
         try:
             value = jsonpatch.apply_patch(value, [copied], in_place=True)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
-            raise ValueError(f"cannot {operation.get('op')} {path}: {exc}") from exc
+            raise ValueError(f"cannot {typed.op} {typed.pointer}: {exc}") from exc
     return value
 
 

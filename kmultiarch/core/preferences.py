@@ -13,9 +13,8 @@ into the plan's own operations where the plan creates the mapping they write int
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
+from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
 
@@ -24,7 +23,6 @@ OS_LABEL = "kubernetes.io/os"
 BETA_ARCH_LABEL = "beta.kubernetes.io/arch"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
-Operation = dict[str, Any]
 Path = tuple[str | int, ...]
 
 
@@ -64,12 +62,7 @@ def planned_view(
     operations: Sequence[Operation],
 ) -> Mapping[str, object]:
     """The pod's scheduling view once the plan's ``operations`` (document paths) are applied."""
-    prefix = json_pointer(path)
-    own = [
-        {**operation, "path": operation["path"][len(prefix) :]}
-        for operation in operations
-        if str(operation["path"]).startswith(prefix + "/")
-    ]
+    own = [operation.relative_to(path) for operation in operations if operation.is_under(path)]
     merged = {**spec, **inherited}  # inherited: the fields the pod's own leave empty
     patched = apply_patch(merged, own) if own else merged
     assert isinstance(patched, Mapping)
@@ -101,14 +94,10 @@ def apply_terms(
     terms: list[dict[str, object]],
 ) -> list[Operation]:
     """``operations`` with ``terms`` written (see :func:`with_preferences`)."""
-    prefix = json_pointer(path)
     if not terms:
         return list(operations)
     result: list[Operation] = [
-        {**operation, "value": deep_copy(operation["value"])}
-        if "value" in operation
-        else dict(operation)
-        for operation in operations
+        operation.with_value(deep_copy(operation.value)) for operation in operations
     ]
     if "affinity" in inherited:
         # An Argo template inheriting the workflow's affinity: its own replaces the workflow's,
@@ -117,8 +106,8 @@ def apply_terms(
         assert isinstance(affinity, dict)
         node_affinity = affinity.setdefault("nodeAffinity", {})
         node_affinity.setdefault(PREFERRED, []).extend(terms)
-        result = [op for op in result if not str(op["path"]).startswith(prefix + "/affinity")]
-        result.append({"op": "add", "path": json_pointer((*path, "affinity")), "value": affinity})
+        result = [op for op in result if not op.is_under((*path, "affinity"))]
+        result.append(Operation("add", (*path, "affinity"), affinity))
         return result
     for new in _term_operations(patched, path, terms):
         if not _fold(result, new):
@@ -143,25 +132,19 @@ def _term_operations(
         target = (*path, "affinity", "nodeAffinity", PREFERRED)
         return [_set(node_affinity, target, PREFERRED, terms)]
     return [
-        {
-            "op": "add",
-            "path": json_pointer((*path, "affinity", "nodeAffinity", PREFERRED, "-")),
-            "value": term,
-        }
+        Operation("add", (*path, "affinity", "nodeAffinity", PREFERRED, "-"), term)
         for term in terms
     ]
 
 
 def _fold(operations: list[Operation], new: Operation) -> bool:
     """Put ``new`` inside an earlier ``add``/``replace`` whose value holds its path."""
-    new_tokens = pointer_tokens(new["path"])
+    new_tokens = new.tokens
     for operation in operations:
-        if operation.get("op") not in ("add", "replace"):
-            continue
-        tokens = pointer_tokens(operation["path"])
+        tokens = operation.tokens
         if new_tokens[: len(tokens)] != tokens or len(new_tokens) == len(tokens):
             continue
-        container: object = operation["value"]
+        container: object = operation.value
         rest = new_tokens[len(tokens) :]
         for token in rest[:-1]:
             if not isinstance(container, dict) or token not in container:
@@ -169,21 +152,17 @@ def _fold(operations: list[Operation], new: Operation) -> bool:
             container = container[token]
         last = rest[-1]
         if isinstance(container, list) and last == "-":
-            container.append(deep_copy(new["value"]))
+            container.append(deep_copy(new.value))
             return True
         if isinstance(container, dict) and last not in container:
-            container[last] = deep_copy(new["value"])
+            container[last] = deep_copy(new.value)
             return True
         return False
     return False
 
 
 def _set(parent: Mapping[str, object], target: Path, key: str, value: object) -> Operation:
-    return {
-        "op": "replace" if key in parent else "add",
-        "path": json_pointer(target),
-        "value": value,
-    }
+    return Operation("replace" if key in parent else "add", target, value)
 
 
 def _preferred_terms(spec: Mapping[str, object]) -> list[object]:

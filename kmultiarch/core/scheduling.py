@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
+from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, Toleration
 from kmultiarch.core.workloads import Path
@@ -48,7 +48,6 @@ NO_EXECUTE = "NoExecute"
 PINNED_POD = "pinned-pod"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 
-Operation = dict[str, Any]
 #: One node selector term as kmultiarch writes it: label -> the values of an ``In`` expression.
 Term = dict[str, tuple[str, ...]]
 
@@ -166,12 +165,6 @@ def _seconds(toleration: Mapping[str, object]) -> int | None:
     if _text(toleration.get("effect")) not in ("", NO_EXECUTE):
         return None  # only valid with NoExecute; ignored otherwise
     return max(seconds, 0)
-
-
-def tolerations_to_add(
-    existing: Sequence[object], supported: Iterable[Platform], policy: Policy
-) -> list[Mapping[str, object]]:
-    return [item for item, _ in _tolerations_with_positions(existing, supported, policy)]
 
 
 def _tolerations_with_positions(
@@ -413,16 +406,6 @@ def _merged(requirements: list[Term]) -> list[Term]:
     return terms
 
 
-def required_labels(supported: frozenset[Platform], policy: Policy) -> dict[str, tuple[str, ...]]:
-    """Node label constraints that narrow the cluster to the supported platforms, when one
-    term can say it: an architecture (and OS) list when the pod runs on fewer than the
-    cluster has."""
-    terms, _ = wanted_terms(
-        [p for p in policy.platforms if p in supported], policy.platforms, policy
-    )
-    return dict(terms[0]) if len(terms) == 1 else {}
-
-
 # -- the plan ---------------------------------------------------------------------------------
 
 
@@ -613,12 +596,11 @@ def _cross_terms(
     if not landing:
         return _Crossing([], _term_problems(terms, supported, allowed, policy), None)
     if removed:
-        operation = {"op": "replace", "path": json_pointer(_terms_path(path)), "value": new_terms}
-        return _Crossing([operation], [], landing)
+        return _Crossing([Operation("replace", _terms_path(path), new_terms)], [], landing)
     # Each term narrowed in place; the copies a split adds go right after it (inserted from
     # the last term backwards, so that the indices of the earlier ones hold).
     inserts = [
-        {"op": "add", "path": json_pointer((*_terms_path(path), index + offset)), "value": value}
+        Operation("add", (*_terms_path(path), index + offset), value)
         for index, values in reversed(extra)
         for offset, value in enumerate(values, start=1)
     ]
@@ -675,27 +657,18 @@ def _narrow_term(
             if not kept:
                 return None
             operations.append(
-                {
-                    "op": "replace",
-                    "path": json_pointer((*term_path, "matchExpressions", position, "values")),
-                    "value": kept,
-                }
+                Operation("replace", (*term_path, "matchExpressions", position, "values"), kept)
             )
             continue
         appended.append(_expression(label, values))
     if appended and isinstance(term.get("matchExpressions"), list):
         operations.extend(
-            {
-                "op": "add",
-                "path": json_pointer((*term_path, "matchExpressions", "-")),
-                "value": expression,
-            }
+            Operation("add", (*term_path, "matchExpressions", "-"), expression)
             for expression in appended
         )
     elif appended:
         operations.append(_set(term, term_path, "matchExpressions", appended))
-    prefix = len(json_pointer(term_path))
-    relative = [{**operation, "path": operation["path"][prefix:]} for operation in operations]
+    relative = [operation.relative_to(term_path) for operation in operations]
     value = apply_patch(deep_copy(dict(term)), relative) if relative else deep_copy(dict(term))
     assert isinstance(value, dict)
     return operations, value
@@ -812,9 +785,7 @@ def _toleration_operations(
         else:
             where = position + sum(1 for earlier in inserted_before if earlier <= position)
             inserted_before.append(position)
-        operations.append(
-            {"op": "add", "path": json_pointer((*path, "tolerations", where)), "value": dict(item)}
-        )
+        operations.append(Operation("add", (*path, "tolerations", where), dict(item)))
     return operations
 
 
@@ -843,19 +814,13 @@ def plan_pod_with_inherited(
     operations: list[Operation] = []
     rewritten: set[str] = set()
     for operation in plan.operations:
-        field_name = pointer_tokens(operation["path"])[0]
+        field_name = str(operation.path[0])
         if field_name in inherited:
             if field_name not in rewritten:
                 rewritten.add(field_name)
-                operations.append(
-                    {
-                        "op": "add",
-                        "path": json_pointer((*path, field_name)),
-                        "value": patched[field_name],
-                    }
-                )
+                operations.append(Operation("add", (*path, field_name), patched[field_name]))
         else:
-            operations.append({**operation, "path": json_pointer(path) + operation["path"]})
+            operations.append(operation.under(path))
     return PodPlan(
         plan.supported,
         tuple(operations),
@@ -870,17 +835,13 @@ def _add_to_list(
     parent: Mapping[str, object], parent_path: Path, key: str, items: Sequence[Mapping[str, object]]
 ) -> list[Operation]:
     if isinstance(parent.get(key), list):
-        return [
-            {"op": "add", "path": json_pointer((*parent_path, key, "-")), "value": dict(item)}
-            for item in items
-        ]
+        return [Operation("add", (*parent_path, key, "-"), dict(item)) for item in items]
     return [_set(parent, parent_path, key, [dict(item) for item in items])]
 
 
 def _set(parent: Mapping[str, object], parent_path: Path, key: str, value: object) -> Operation:
     """``add`` a missing key; ``replace`` one that is present but null or of the wrong type."""
-    op = "replace" if key in parent else "add"
-    return {"op": op, "path": json_pointer((*parent_path, key)), "value": value}
+    return Operation("replace" if key in parent else "add", (*parent_path, key), value)
 
 
 def _list(value: object) -> list[object]:

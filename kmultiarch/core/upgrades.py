@@ -83,7 +83,3 @@ def lacking_platforms(
     """The cluster platforms on which an image with these platforms does not run."""
     platforms = list(image_platforms)
     return tuple(node for node in cluster if not any(p.runs_on(node) for p in platforms))
-
-
-def runs_on_all(image_platforms: Iterable[Platform], wanted: Sequence[Platform]) -> bool:
-    return not lacking_platforms(image_platforms, wanted)

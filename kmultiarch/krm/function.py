@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kmultiarch.core.findings import Finding
+from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
 from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
 from kmultiarch.core.resolution import Resolve
@@ -211,10 +212,10 @@ def run_function(
     return FunctionOutput(result.output_of(STDIN), 1 if failed else 0, results)
 
 
-def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) -> PatchOperation:
     existing = value.get("results")
     combined = [*existing, *results] if isinstance(existing, list) else results
-    return {"op": "replace" if "results" in value else "add", "path": "/results", "value": combined}
+    return PatchOperation("replace" if "results" in value else "add", ("results",), combined)
 
 
 def _with_results(document: SourceDocument, results: list[dict[str, Any]]) -> str:

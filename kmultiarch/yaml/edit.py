@@ -28,12 +28,18 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from kmultiarch.core.patch import apply_patch, deep_copy, json_pointer, pointer_tokens
+from kmultiarch.core.patch import (
+    OperationKind,
+    PatchOperation,
+    apply_patch,
+    deep_copy,
+    json_pointer,
+)
 from kmultiarch.errors import ManifestStreamError, UneditableDocumentError
 from kmultiarch.yaml.stream import (
     MAX_DOCUMENT_BYTES,
@@ -50,8 +56,6 @@ __all__ = [
     "edit_hint",
     "render_scalar",
 ]
-
-OperationKind = Literal["add", "replace"]
 
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Tabs in indentation, or right after a block indicator at the start of a line.
@@ -94,7 +98,7 @@ class _NotExact(Exception):
 
 def apply_operations(
     document: SourceDocument,
-    operations: Sequence[Mapping[str, object]],
+    operations: Sequence[PatchOperation | Mapping[str, object]],
     *,
     lost_comments: list[int] | None = None,
     hint: EditHint | None = None,
@@ -282,7 +286,7 @@ def _block_reads_as(lines: list[str], column: int, entries: Mapping[str, object]
 
 def apply_operations_roundtrip(
     document: SourceDocument,
-    operations: Sequence[Mapping[str, object]],
+    operations: Sequence[PatchOperation | Mapping[str, object]],
     *,
     lost_comments: list[int] | None = None,
 ) -> str:
@@ -367,18 +371,19 @@ def render_scalar(value: object) -> str:
 # Operations and the patched value
 
 
-def _parse_operations(operations: Sequence[Mapping[str, object]]) -> list[_Operation]:
+def _parse_operations(
+    operations: Sequence[PatchOperation | Mapping[str, object]],
+) -> list[_Operation]:
+    """The operations with their paths as JSON pointer tokens (RFC 6902 objects are read by
+    :meth:`PatchOperation.from_json`)."""
     parsed: list[_Operation] = []
     for operation in operations:
-        kind = operation.get("op")
-        path = operation.get("path")
-        if kind not in ("add", "replace"):
-            raise ValueError(f"unsupported JSON-patch operation {kind!r}: only add and replace")
-        if not isinstance(path, str):
-            raise ValueError(f"JSON-patch operation without a string path: {operation!r}")
-        if "value" not in operation:
-            raise ValueError(f"JSON-patch {kind} without a value: {operation!r}")
-        parsed.append(_Operation(kind, pointer_tokens(path), operation["value"]))
+        typed = (
+            operation
+            if isinstance(operation, PatchOperation)
+            else PatchOperation.from_json(operation)
+        )
+        parsed.append(_Operation(typed.op, typed.tokens, typed.value))
     return parsed
 
 

@@ -187,6 +187,6 @@ def test_the_corpus_exercises_each_decision(cluster: str, added: str) -> None:
         for pod in result.pods:
             if pod.status == "changed":
                 assert pod.plan is not None
-                assert any(added in str(op["path"]) for op in pod.plan.operations)
+                assert any(added in op.path for op in pod.plan.operations)
                 changed_pods += 1
     assert changed_pods > 300

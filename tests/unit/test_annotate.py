@@ -61,7 +61,8 @@ def deployment(template: dict[str, Any]) -> dict[str, Any]:
 def test_annotation_operations(template: dict[str, Any], expected: list[Any]) -> None:
     document = deployment(template)
     path = ("spec", "template", "spec")
-    assert annotation_operations(document, path, frozenset({AMD64}), CLUSTER) == expected
+    operations = annotation_operations(document, path, frozenset({AMD64}), CLUSTER)
+    assert [operation.as_json() for operation in operations] == expected
 
 
 def test_value_follows_the_policy_order() -> None:
@@ -69,7 +70,7 @@ def test_value_follows_the_policy_order() -> None:
     (operation,) = annotation_operations(
         document, ("spec", "template", "spec"), frozenset({ARM64, AMD64}), CLUSTER
     )
-    assert operation["value"] == "linux/amd64,linux/arm64"
+    assert operation.value == "linux/amd64,linux/arm64"
 
 
 def test_template_paths() -> None:

@@ -95,7 +95,7 @@ def test_an_inherited_affinity_is_written_whole() -> None:
     operations = with_preferences(
         template, inherited, path, [], frozenset({AMD64, ARM64}), policy()
     )
-    assert operations == [
+    assert [operation.as_json() for operation in operations] == [
         {
             "op": "add",
             "path": "/spec/templates/0/affinity",

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy, Toleration
 from kmultiarch.core.scheduling import (
@@ -491,9 +492,11 @@ def image_runs(images: Sequence[frozenset[Platform]], node: Node) -> bool:
     return all(any(p.runs_on(node.platform) for p in image) for image in images)
 
 
-def applied(spec: Mapping[str, Any], operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def applied(spec: Mapping[str, Any], operations: Sequence[PatchOperation]) -> dict[str, Any]:
     document = {"spec": copy.deepcopy(dict(spec))}
-    result: dict[str, Any] = jsonpatch.apply_patch(document, list(operations))
+    result: dict[str, Any] = jsonpatch.apply_patch(
+        document, [operation.as_json() for operation in operations]
+    )
     patched: dict[str, Any] = result["spec"]
     return patched
 

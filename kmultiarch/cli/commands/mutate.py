@@ -56,7 +56,7 @@ def patches(result: EngineResult) -> list[dict[str, object]]:
                     "kind": value.get("kind") if isinstance(value, dict) else None,
                     "name": metadata.get("name") if isinstance(metadata, dict) else None,
                     "namespace": metadata.get("namespace") if isinstance(metadata, dict) else None,
-                    "patch": outcome.operations,
+                    "patch": [operation.as_json() for operation in outcome.operations],
                 }
             )
     return entries
