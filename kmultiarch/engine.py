@@ -234,7 +234,7 @@ def read_sources(
 
     def derive(text: str, root: Node, value: object) -> _Derived:
         workloads = find_workloads(value, extra_paths)
-        paths = [(*w.path, *target.path) for w in workloads for target in w.targets]
+        paths = [target.path for workload in workloads for target in workload.targets]
         return _Derived(extra_paths, workloads, edit_hint(text, root, paths) if paths else None)
 
     return {

@@ -100,7 +100,7 @@ def _scheduling_lines(document: SourceDocument) -> set[int]:
     for workload in find_workloads(document.value):
         for target in workload.targets:
             node: Node | None = root
-            for part in (*workload.path, *target.path):
+            for part in target.path:
                 node = _child(node, part)
             if not isinstance(node, MappingNode):
                 continue
