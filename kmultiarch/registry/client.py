@@ -21,10 +21,11 @@ are followed without them, and a 401 from another origin is not answered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -192,6 +193,30 @@ class RegistryClient:
         )
         return response.body
 
+    @contextlib.asynccontextmanager
+    async def stream_blob(
+        self, endpoint: Endpoint, repository: str, digest: str, *, source: str
+    ) -> AsyncIterator[httpx.Response]:
+        """A blob as it arrives (a layer, read only as far as needed, never held whole): the
+        response, its body unread; closed on leaving. Authentication, redirects and retries
+        of the request are those of every request; the body is the caller's to bound."""
+        response = await self._request(
+            "GET",
+            endpoint,
+            repository,
+            f"/v2/{repository}/blobs/{digest}",
+            kind="blob-stream",
+            accept="*/*",
+            cap=0,
+            source=source,
+            stream=True,
+        )
+        assert response.stream is not None
+        try:
+            yield response.stream
+        finally:
+            await response.stream.aclose()
+
     async def list_tags(
         self,
         endpoint: Endpoint,
@@ -273,6 +298,7 @@ class RegistryClient:
         accept: str,
         cap: int,
         source: str,
+        stream: bool = False,
     ) -> RegistryResponse:
         # No /v2/ ping first: requests go out at once, and the first 401 teaches the endpoint's
         # challenge. On a registry without auth that saves a round trip per run; on one with
@@ -284,7 +310,7 @@ class RegistryClient:
         async def send(authorization: str | None) -> RegistryResponse:
             return await self._send_following_redirects(
                 method, endpoint, url, authorization, kind=kind, accept=accept, cap=cap,
-                source=source,
+                source=source, stream=stream,
             )  # fmt: skip
 
         response = await send(authorization)
@@ -401,13 +427,14 @@ class RegistryClient:
         accept: str,
         cap: int,
         source: str,
+        stream: bool = False,
     ) -> RegistryResponse:
         for _ in range(MAX_REDIRECTS + 1):
             headers = {"Accept": accept}
             if authorization and origin(url) == endpoint.origin:
                 headers["Authorization"] = authorization
             response = await self.sender.send(
-                method, url, headers, kind=kind, cap=cap, source=source
+                method, url, headers, kind=kind, cap=cap, source=source, stream=stream
             )
             if response.status not in _REDIRECT_STATUS:
                 return response

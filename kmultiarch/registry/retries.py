@@ -41,6 +41,8 @@ class RegistryResponse:
     body: bytes
     #: Where the answer came from (after redirects): challenges are learnt from the endpoint only.
     url: str
+    #: A 2xx answer asked for as a stream: its body not read yet (the caller reads and closes).
+    stream: httpx.Response | None = None
 
 
 class RetryingSender:
@@ -65,9 +67,12 @@ class RetryingSender:
         params: list[tuple[str, str]] | None = None,
         form: dict[str, str] | None = None,
         label: str | None = None,
+        stream: bool = False,
     ) -> RegistryResponse:
         """The answer, after retries. ``label`` names the server in messages (default: the
-        URL's origin). A retryable status on the last attempt is returned, not raised."""
+        URL's origin). A retryable status on the last attempt is returned, not raised.
+        ``stream``: a 2xx body is left unread in :attr:`RegistryResponse.stream` (``cap`` and
+        the attempt's deadline then bound only the other answers and the headers)."""
         import httpx
 
         from kmultiarch.registry.transport import UnusableCAError
@@ -82,7 +87,7 @@ class RetryingSender:
             try:
                 async with asyncio.timeout(self.settings.attempt_timeout):
                     response = await self._exchange(
-                        method, url, headers, params, form, cap, source=source
+                        method, url, headers, params, form, cap, source=source, stream=stream
                     )
             except TimeoutError:
                 last_problem = f"no complete answer within {self.settings.attempt_timeout:g} s"
@@ -170,6 +175,7 @@ class RetryingSender:
         cap: int,
         *,
         source: str,
+        stream: bool = False,
     ) -> RegistryResponse:
         query: Any = params
         # Bodies are asked for as they are (identity): a digest is over those bytes. A proxy or
@@ -177,6 +183,8 @@ class RetryingSender:
         headers = {"Accept-Encoding": "identity", **headers}
         request = self.client.build_request(method, url, headers=headers, params=query, data=form)
         response = await self.client.send(request, stream=True)
+        if stream and 200 <= response.status_code < 300:
+            return RegistryResponse(response.status_code, response.headers, b"", url, response)
         try:
             ok = 200 <= response.status_code < 300
             limit = cap if ok else MAX_ERROR_BODY

@@ -1,0 +1,569 @@
+"""Honest platforms, the I/O half: for each platform manifest of an image, find the file its
+container starts and read that file's first bytes from the registry, within bounds.
+
+The search itself is pure (:func:`kmultiarch.core.verification.search_start_file`): it
+says which layer to read, watching which path, until it has a verdict. This module reads:
+manifests and configs (digests checked), and layers streamed from the registry, top layer
+first, decompressed as they arrive (:mod:`kmultiarch.resolve.layerstream`) into a tar reader
+that indexes every entry's header and keeps only the first bytes of the files that matter,
+stopping as soon as the verdict is known. Per platform manifest a :class:`VerifyBounds` caps
+the bytes downloaded, the bytes decompressed and the time. A layer read for one platform is
+not read again for another (or another image) that shares it: its index is kept for the run.
+Verdicts are cached for good by manifest digest (:mod:`kmultiarch.resolve.verifycache`).
+
+:func:`verify_resolutions` (async) and :func:`verify_images` (sync) take images' resolutions,
+as the resolver gives them, and return an :class:`ImageVerification` for each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kmultiarch.core.binaries import ExecutableProbe
+from kmultiarch.core.layers import (
+    IndexedEntry,
+    LayerIndex,
+    TarError,
+    TarHeader,
+    TarStream,
+    path_key,
+)
+from kmultiarch.core.oci import (
+    IMAGE_TYPES,
+    MAX_CONFIG_BYTES,
+    MAX_INDEX_DEPTH,
+    is_metadata_only_config,
+    parse_config_platform,
+    parse_manifest,
+    verify_digest,
+)
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import Resolution
+from kmultiarch.core.verification import (
+    ImageVerification,
+    LayerRef,
+    NeedLayer,
+    PlatformVerification,
+    StartConfig,
+    UnverifiedCode,
+    layer_compression,
+    parse_layers,
+    search_start_file,
+)
+from kmultiarch.errors import KmultiarchError, RegistryError
+from kmultiarch.registry.decoding import CappedDecoder
+from kmultiarch.resolve.layerstream import Budget, OutOfBudget, expander
+from kmultiarch.resolve.verifycache import IndexChild, VerificationCache
+
+if TYPE_CHECKING:
+    from kmultiarch.core.policy import RegistrySettings
+    from kmultiarch.registry.client import Endpoint, RegistryClient
+    from kmultiarch.registry.credentials import CredentialStore
+    from kmultiarch.registry.settings import ClientSettings
+    from kmultiarch.resolve.cache import ResolutionCache
+
+__all__ = ["VerifyBounds", "VerifyRun", "VerifyStats", "verify_images", "verify_resolutions"]
+
+MiB = 1024 * 1024
+#: Entries one layer may list before kmultiarch stops indexing it (memory stays bounded).
+MAX_LAYER_ENTRIES = 500_000
+#: Files whose first bytes are kept in passing, per layer, in case a link leads back to one.
+MAX_PASSING_HEADS = 20_000
+
+
+@dataclass(frozen=True)
+class VerifyBounds:
+    """What verifying one platform manifest may cost: bytes downloaded (layers; manifests
+    and the config are bounded by their own caps), bytes decompressed, seconds."""
+
+    max_bytes: int = 64 * MiB
+    max_expanded: int = 1024 * MiB
+    seconds: float = 30.0
+
+
+@dataclass
+class VerifyStats:
+    """What a run cost: platforms answered, from the cache or read; layer bytes downloaded
+    and decompressed, layers opened; and per platform manifest, the bytes downloaded."""
+
+    platforms: int = 0
+    cached: int = 0
+    downloaded: int = 0
+    expanded: int = 0
+    layers_opened: int = 0
+    per_manifest: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class VerifyRun:
+    """:func:`verify_images`' answer: a verification per reference, the cost, the registry
+    requests by kind."""
+
+    results: dict[ImageRef, ImageVerification]
+    stats: VerifyStats
+    requests: dict[str, int]
+
+
+def verify_images(
+    resolutions: Sequence[Resolution],
+    cache: ResolutionCache,
+    *,
+    registries: Mapping[str, RegistrySettings],
+    settings: ClientSettings | None = None,
+    credentials: CredentialStore | None = None,
+    bounds: VerifyBounds = VerifyBounds(),
+    client_factory: Callable[[], RegistryClient] | None = None,
+) -> VerifyRun:
+    """Verify every image of ``resolutions``. Synchronous: answers from the cache first,
+    and only when something is left builds a client and runs an event loop (a warm run
+    makes no request)."""
+    stats = VerifyStats()
+    verifications = VerificationCache(cache)
+    results: dict[ImageRef, ImageVerification] = {}
+    pending: list[Resolution] = []
+    for resolution in resolutions:
+        known = _answer_without_registry(resolution, verifications, stats)
+        if known is not None:
+            results[resolution.reference] = known
+        else:
+            pending.append(resolution)
+    requests: dict[str, int] = {}
+    if pending:
+        if client_factory is None:
+            from kmultiarch.registry.client import RegistryClient
+
+            def client_factory() -> RegistryClient:
+                return RegistryClient(registries, settings, credentials)
+
+        client = client_factory()
+
+        async def run() -> dict[ImageRef, ImageVerification]:
+            async with client:
+                return await verify_resolutions(client, cache, pending, bounds, stats=stats)
+
+        try:
+            results.update(asyncio.run(run()))
+        finally:
+            requests = dict(client.requests)
+    ordered = {r.reference: results[r.reference] for r in resolutions}
+    return VerifyRun(ordered, stats, requests)
+
+
+async def verify_resolutions(
+    client: RegistryClient,
+    cache: ResolutionCache,
+    resolutions: Sequence[Resolution],
+    bounds: VerifyBounds = VerifyBounds(),
+    *,
+    concurrency: int = 4,
+    stats: VerifyStats | None = None,
+) -> dict[ImageRef, ImageVerification]:
+    """Verify each image (``client`` entered by the caller), at most ``concurrency`` at once;
+    the platforms of one image one after the other, so a layer they share is read once."""
+    run = _Run(client, VerificationCache(cache), bounds, stats or VerifyStats())
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(resolution: Resolution) -> ImageVerification:
+        async with semaphore:
+            return await run.image(resolution)
+
+    verified = await asyncio.gather(*(one(resolution) for resolution in resolutions))
+    return {result.reference: result for result in verified}
+
+
+def _answer_without_registry(
+    resolution: Resolution, verifications: VerificationCache, stats: VerifyStats
+) -> ImageVerification | None:
+    """What needs no registry: an image that was not resolved, has no digest or no
+    platform, or whose verdicts are all cached."""
+    reference = resolution.reference
+    if resolution.error is not None:
+        return ImageVerification(reference, None, error=str(resolution.error))
+    digest = resolution.digest
+    if digest is None:
+        return ImageVerification(
+            reference,
+            None,
+            error=f"{reference}: no digest is known (its platforms come from an override), "
+            "so there is nothing to read",
+        )
+    if resolution.metadata_only:
+        return ImageVerification(reference, digest)
+    verdict = verifications.verdict(digest)
+    if verdict is not None:
+        stats.platforms += 1
+        stats.cached += 1
+        return ImageVerification(reference, digest, (verdict,))
+    children = verifications.children(digest)
+    if children is None:
+        return None
+    verdicts = [verifications.verdict(child.digest) for child in children]
+    if any(v is None for v in verdicts):
+        return None
+    stats.platforms += len(verdicts)
+    stats.cached += len(verdicts)
+    return ImageVerification(reference, digest, tuple(v for v in verdicts if v is not None))
+
+
+class _Run:
+    """One verification run: the client, the cache, and the layers read so far."""
+
+    def __init__(
+        self,
+        client: RegistryClient,
+        verifications: VerificationCache,
+        bounds: VerifyBounds,
+        stats: VerifyStats,
+    ) -> None:
+        self.client = client
+        self.verifications = verifications
+        self.bounds = bounds
+        self.stats = stats
+        self.layers: dict[tuple[str, bool], LayerIndex] = {}
+        self._layer_locks: dict[tuple[str, bool], asyncio.Lock] = {}
+        #: Manifest and config bodies fetched while listing an index, reused to verify.
+        self._manifests: dict[str, bytes] = {}
+        self._configs: dict[str, bytes] = {}
+
+    async def image(self, resolution: Resolution) -> ImageVerification:
+        known = _answer_without_registry(resolution, self.verifications, self.stats)
+        if known is not None:
+            return known
+        reference = resolution.reference
+        digest = resolution.digest
+        assert digest is not None
+        failures: list[str] = []
+        for endpoint in self.client.endpoints(reference.registry):
+            try:
+                children = await self._children(endpoint, reference, digest)
+            except KmultiarchError as exc:
+                failures.append(str(exc))
+                if endpoint.is_mirror:
+                    continue
+                return ImageVerification(reference, digest, error="; ".join(failures))
+            verdicts = []
+            for child in children:
+                verdicts.append(await self._platform(endpoint, reference, child))
+            return ImageVerification(reference, digest, tuple(verdicts))
+        return ImageVerification(reference, digest, error="; ".join(failures))
+
+    # -- which manifests -----------------------------------------------------------------
+
+    async def _children(
+        self, endpoint: Endpoint, reference: ImageRef, digest: str
+    ) -> tuple[IndexChild, ...]:
+        """The platform manifests under ``digest``: itself for an image manifest, the
+        runnable children (nested indexes followed) for an index."""
+        cached = self.verifications.children(digest)
+        if cached is not None:
+            return cached
+        children = await self._list(endpoint, reference, digest, None, depth=0)
+        body = self._manifests.get(digest)
+        if body is not None and parse_manifest(body, None, source=str(reference)).kind == "index":
+            self.verifications.put_children(digest, children)
+        return children
+
+    async def _list(
+        self,
+        endpoint: Endpoint,
+        reference: ImageRef,
+        digest: str,
+        platform: Platform | None,
+        *,
+        depth: int,
+    ) -> tuple[IndexChild, ...]:
+        source = str(reference) if depth == 0 else f"{reference} (child {digest[:19]})"
+        body = await self._manifest(endpoint, reference, digest, source)
+        manifest = parse_manifest(body, None, source=source)
+        if manifest.kind == "image":
+            if manifest.artifact:
+                return ()
+            if platform is None:
+                config = await self._config(endpoint, reference, manifest.config_digest, source)
+                if is_metadata_only_config(config, source=source):
+                    return ()
+                platform = parse_config_platform(config, source=source)
+            return (IndexChild(platform, digest),)
+        if depth >= MAX_INDEX_DEPTH:
+            raise RegistryError(f"{source}: indexes nest deeper than {MAX_INDEX_DEPTH} levels")
+        children: list[IndexChild] = []
+        for entry in manifest.entries:
+            if entry.platform is not None and entry.media_type in IMAGE_TYPES:
+                children.append(IndexChild(entry.platform, entry.digest))
+                continue
+            try:
+                found = await self._list(
+                    endpoint, reference, entry.digest, entry.platform, depth=depth + 1
+                )
+            except KmultiarchError:
+                if entry.platform is None:
+                    continue  # an artifact without platform (a signature...), as resolving
+                raise
+            children.extend(found)
+        return tuple(dict.fromkeys(children))
+
+    async def _manifest(
+        self, endpoint: Endpoint, reference: ImageRef, digest: str, source: str
+    ) -> bytes:
+        body = self._manifests.get(digest)
+        if body is None:
+            fetched = await self.client.get_manifest(
+                endpoint, reference.repository, digest, source=source
+            )
+            verify_digest(fetched.body, digest, source=source)
+            body = self._manifests[digest] = fetched.body
+        return body
+
+    async def _config(
+        self, endpoint: Endpoint, reference: ImageRef, digest: str, source: str
+    ) -> bytes:
+        body = self._configs.get(digest)
+        if body is None:
+            body = await self.client.get_blob(
+                endpoint, reference.repository, digest, cap=MAX_CONFIG_BYTES, source=source
+            )
+            verify_digest(body, digest, source=f"{source} config")
+            self._configs[digest] = body
+        return body
+
+    # -- one platform --------------------------------------------------------------------
+
+    async def _platform(
+        self, endpoint: Endpoint, reference: ImageRef, child: IndexChild
+    ) -> PlatformVerification:
+        self.stats.platforms += 1
+        cached = self.verifications.verdict(child.digest)
+        if cached is not None:
+            self.stats.cached += 1
+            return cached
+        bounds = self.bounds
+        budget = Budget(bounds.max_bytes, bounds.max_expanded, time.monotonic() + bounds.seconds)
+        source = f"{reference} ({child.platform})"
+        try:
+            async with asyncio.timeout(bounds.seconds):
+                result = await self._search(endpoint, reference, child, budget, source)
+        except OutOfBudget as exc:
+            result = _unverified(child, exc.code, exc.reason)
+        except TimeoutError:
+            result = _unverified(
+                child,
+                "deadline",
+                f"the deadline of {bounds.seconds:g} s passed before the file was found",
+            )
+        except RegistryError as exc:
+            result = _unverified(child, "registry", str(exc))
+        except (ValueError, TarError) as exc:
+            result = _unverified(child, "damaged", f"{source}: {exc}")
+        finally:
+            self.stats.per_manifest[child.digest] = budget.downloaded
+        self.verifications.put_verdict(result)
+        return result
+
+    async def _search(
+        self,
+        endpoint: Endpoint,
+        reference: ImageRef,
+        child: IndexChild,
+        budget: Budget,
+        source: str,
+    ) -> PlatformVerification:
+        body = await self._manifest(endpoint, reference, child.digest, source)
+        manifest = parse_manifest(body, None, source=source)
+        if manifest.kind != "image":
+            raise ValueError("an index where an image manifest was expected")
+        config = await self._config(endpoint, reference, manifest.config_digest, source)
+        start = StartConfig.parse(config)
+        layers = parse_layers(body)[::-1]  # top first
+        windows = child.platform.os == "windows"
+        view = [self._index(layer, windows) for layer in layers]
+        reads: Counter[tuple[int, str]] = Counter()
+        while True:
+            step = search_start_file(view, start, child.platform, child.digest)
+            if isinstance(step, PlatformVerification):
+                return step
+            reads[step.layer, step.path] += 1
+            if reads[step.layer, step.path] > 2:
+                return _unverified(
+                    child, "damaged", f"/{step.path} could not be read from its layer"
+                )
+            layer = layers[step.layer]
+            if layer_compression(layer.media_type) is None:
+                return _unverified(
+                    child,
+                    "layer-media-type",
+                    f"the file search needs layer {layer.digest[:19]}, of media type "
+                    f"{layer.media_type or '(none)'}, which kmultiarch does not read",
+                )
+            lock = self._layer_locks.setdefault((layer.digest, windows), asyncio.Lock())
+            async with lock:
+                if search_start_file(view, start, child.platform, child.digest) != step:
+                    continue  # another image read this layer meanwhile
+                read = _LayerRead(self, endpoint, reference, layer, view, step, start, child)
+                await read.run(budget)
+
+    def _index(self, layer: LayerRef, windows: bool) -> LayerIndex:
+        key = (layer.digest, windows)
+        index = self.layers.get(key)
+        if index is None:
+            index = self.layers[key] = LayerIndex(layer.digest, windows=windows)
+        return index
+
+
+def _unverified(child: IndexChild, code: UnverifiedCode, reason: str) -> PlatformVerification:
+    return PlatformVerification(
+        child.platform, child.digest, "unverified", reason=reason, code=code
+    )
+
+
+class _Stop(Exception):
+    pass
+
+
+class _LayerRead:
+    """One pass over one layer, from its start, until the search needs nothing more of it."""
+
+    def __init__(
+        self,
+        run: _Run,
+        endpoint: Endpoint,
+        reference: ImageRef,
+        layer: LayerRef,
+        view: list[LayerIndex],
+        step: NeedLayer,
+        start: StartConfig,
+        child: IndexChild,
+    ) -> None:
+        self.owner = run
+        self.endpoint = endpoint
+        self.reference = reference
+        self.layer = layer
+        self.view = view
+        self.position = step.layer
+        self.index = view[step.layer]
+        self.watching = step.path
+        self.start = start
+        self.child = child
+        self.budget = Budget(0, 0, 0.0)
+        self.passing_heads = 0
+
+    async def run(self, budget: Budget) -> None:
+        self.budget = budget
+        compression = layer_compression(self.layer.media_type)
+        assert compression is not None
+        import httpx
+
+        stream = TarStream(self._entry)
+        expand = expander(compression)
+        stats = self.owner.stats
+        stats.layers_opened += 1
+        source = f"{self.reference} (layer {self.layer.digest[:19]})"
+        try:
+            async with self.owner.client.stream_blob(
+                self.endpoint, self.reference.repository, self.layer.digest, source=source
+            ) as response:
+                decoder = _transfer_decoder(response.headers.get("content-encoding"))
+                async for raw in response.aiter_raw():
+                    self.budget.download(len(raw))
+                    stats.downloaded += len(raw)
+                    data = decoder.feed(raw, self.budget.room + 1) if decoder else raw
+                    for piece in expand.expand(data):
+                        self.budget.expand(len(piece))
+                        stats.expanded += len(piece)
+                        stream.feed(piece)
+                        if stream.entries > MAX_LAYER_ENTRIES:
+                            raise OutOfBudget(
+                                "expanded", f"a layer lists more than {MAX_LAYER_ENTRIES} entries"
+                            )
+                        if stream.finished:
+                            break
+                    if stream.finished:
+                        break
+        except _Stop:
+            return
+        except RegistryError as exc:
+            if self.layer.foreign:
+                raise OutOfBudget(
+                    "foreign-layer",
+                    f"layer {self.layer.digest[:19]} is a foreign layer its registry does not "
+                    f"serve ({exc})",
+                ) from None
+            raise
+        except (httpx.HTTPError, OSError) as exc:
+            raise OutOfBudget(
+                "registry", f"{source}: the download broke ({type(exc).__name__}: {exc})"
+            ) from None
+        if not stream.finished and not stream.at_boundary:
+            raise TarError("the layer ends in the middle of an entry")
+        self.index.complete = True
+
+    def _entry(self, header: TarHeader) -> _ProbeSink | None:
+        entry = self.index.add(header)
+        if entry is None:
+            return None
+        key = path_key(entry.path, self.index.windows)
+        if key == self.watching and entry.kind != "file":
+            self.check()
+        if entry.kind != "file" or not entry.readable or key in self.index.heads:
+            return None
+        deep = key == self.watching
+        if not deep:
+            if self.passing_heads >= MAX_PASSING_HEADS or not self._may_be_started(entry):
+                return None
+            self.passing_heads += 1
+        return _ProbeSink(self, key, ExecutableProbe(entry.size, deep=deep), deep)
+
+    def _may_be_started(self, entry: IndexedEntry) -> bool:
+        if self.index.windows:
+            return entry.path.lower().endswith((".exe", ".com"))
+        return bool(entry.mode & 0o111)
+
+    def check(self) -> None:
+        """Ask the search again (an entry it waited for came): stop when it needs nothing
+        more of this layer, else watch what it waits for now."""
+        step = search_start_file(self.view, self.start, self.child.platform, self.child.digest)
+        if isinstance(step, NeedLayer) and step.layer == self.position:
+            self.watching = step.path
+            return
+        raise _Stop
+
+
+class _ProbeSink:
+    """Feeds a file's data to its probe; keeps the result in the layer's index when done."""
+
+    def __init__(self, read: _LayerRead, key: str, probe: ExecutableProbe, deep: bool) -> None:
+        self.read = read
+        self.key = key
+        self.probe = probe
+        self.deep = deep
+        if probe.satisfied:
+            self._done()
+
+    def feed(self, chunk: bytes) -> None:
+        if self.probe.satisfied:
+            return
+        self.probe.feed(chunk)
+        if self.probe.satisfied:
+            self._done()
+
+    def _done(self) -> None:
+        self.read.index.heads[self.key] = self.probe.result()
+        if self.key == self.read.watching:
+            self.read.check()
+
+
+def _transfer_decoder(encoding: str | None) -> CappedDecoder | None:
+    """A decoder for a body a proxy compressed although identity was asked for (its output
+    counts against the decompressed bytes)."""
+    name = (encoding or "identity").strip().lower()
+    if name in ("", "identity"):
+        return None
+    try:
+        return CappedDecoder(name, 0)
+    except ValueError as exc:
+        raise OutOfBudget("registry", f"the layer was sent with {exc}") from None
