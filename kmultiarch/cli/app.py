@@ -203,6 +203,49 @@ def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
 
 
 @cli.command()
+@click.argument("images", nargs=-1, required=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--max-bytes",
+    default="64MiB",
+    show_default=True,
+    metavar="SIZE",
+    help="Layer bytes one platform manifest may download before it is left unverified.",
+)
+@click.option(
+    "--max-expanded",
+    default="1GiB",
+    show_default=True,
+    metavar="SIZE",
+    help="Decompressed layer bytes one platform manifest may read (bounds a gzip bomb).",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Time one platform manifest may take.",
+)
+@resolver_options
+def verify(
+    options: RunOptions,
+    images: tuple[str, ...],
+    output: str,
+    max_bytes: str,
+    max_expanded: str,
+    deadline: float,
+) -> int:
+    """Check that the program each platform of each IMAGE starts is built for that platform
+    (ELF or PE machine of the entrypoint, read from the layers). Exit 1 on a mismatch."""
+    from kmultiarch.cli.commands.verify import verify_images
+
+    return verify_images(options, list(images), output, max_bytes, max_expanded, deadline)
+
+
+@cli.command()
 @click.argument("paths", nargs=-1)
 @click.option(
     "-o",
