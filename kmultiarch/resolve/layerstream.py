@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from kmultiarch.core.verification import Compression, UnverifiedCode
 
-__all__ = ["Budget", "Expander", "OutOfBudget", "expander"]
+__all__ = ["Budget", "Expander", "OutOfBudget", "expander", "sniffed"]
 
 #: Most bytes one decompression step may yield.
 STEP_OUTPUT = 1024 * 1024
@@ -141,6 +141,22 @@ class _Zstd:
                 if self._frame.eof:
                     pending = self._frame.unused_data
                     self._frame = self._module.ZstdDecompressor().decompressobj()
+
+
+#: The first bytes of a gzip member and of a zstd frame.
+_MAGIC: tuple[tuple[bytes, Compression], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+
+
+def sniffed(first: bytes, declared: Compression) -> Compression:
+    """How a layer whose stream starts with ``first`` is compressed, whatever its media type
+    says (containerd decides by these bytes too: builders and registries mislabel layers)."""
+    for magic, compression in _MAGIC:
+        if first.startswith(magic):
+            return compression
+    return "none" if len(first) >= 4 else declared
 
 
 def expander(compression: Compression) -> Expander:

@@ -58,7 +58,7 @@ from kmultiarch.core.verification import (
 )
 from kmultiarch.errors import KmultiarchError, RegistryError
 from kmultiarch.registry.decoding import CappedDecoder
-from kmultiarch.resolve.layerstream import Budget, OutOfBudget, expander
+from kmultiarch.resolve.layerstream import Budget, Expander, OutOfBudget, expander, sniffed
 from kmultiarch.resolve.verifycache import IndexChild, VerificationCache
 
 if TYPE_CHECKING:
@@ -454,12 +454,12 @@ class _LayerRead:
 
     async def run(self, budget: Budget) -> None:
         self.budget = budget
-        compression = layer_compression(self.layer.media_type)
-        assert compression is not None
+        declared = layer_compression(self.layer.media_type)
+        assert declared is not None
         import httpx
 
         stream = TarStream(self._entry)
-        expand = expander(compression)
+        expand: Expander | None = None
         stats = self.owner.stats
         stats.layers_opened += 1
         source = f"{self.reference} (layer {self.layer.digest[:19]})"
@@ -472,6 +472,10 @@ class _LayerRead:
                     self.budget.download(len(raw))
                     stats.downloaded += len(raw)
                     data = decoder.feed(raw, self.budget.room + 1) if decoder else raw
+                    if not data:
+                        continue
+                    if expand is None:
+                        expand = expander(sniffed(data, declared))
                     for piece in expand.expand(data):
                         self.budget.expand(len(piece))
                         stats.expanded += len(piece)

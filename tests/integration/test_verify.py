@@ -475,6 +475,9 @@ def test_cold_then_warm_makes_no_request(
     for before, after in zip(cold.json(), warm.json(), strict=True):
         assert [{**p, "bytes": 0} for p in before["platforms"]] == after["platforms"]
     assert "from the cache" in warm.stderr
+    info = run_kmultiarch(["cache", "info"], env=env)
+    # 4 images: 3 indexes' children lists and 8 platform verdicts, beside the platforms.
+    assert ", 11 verdicts" in info.stdout, info.stdout
 
 
 def test_a_layer_two_platforms_share_is_read_once(

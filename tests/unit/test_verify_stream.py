@@ -359,3 +359,18 @@ def test_a_zstd_bomb_stops_at_the_decompressed_cap_in_bounded_steps() -> None:
     outcome = run(registry, [resolution(registry, "bomb", digest)], max_expanded=16 * MiB)
     assert only(outcome)[:2] == ("unverified", "expanded")
     assert outcome.stats.expanded <= 16 * MiB + 4 * MiB  # one step past the cap at most
+
+
+@pytest.mark.parametrize(
+    ("compression", "label"),
+    [
+        ("none", "application/vnd.oci.image.layer.v1.tar+gzip"),
+        ("gzip", "application/vnd.oci.image.layer.v1.tar"),
+        ("zstd", "application/vnd.docker.image.rootfs.diff.tar.gzip"),
+    ],
+)
+def test_a_mislabelled_layer_is_read_by_its_first_bytes(compression: str, label: str) -> None:
+    registry = Registry()
+    mislabelled = layer(File("app/server", ARM_BINARY), compression=compression, media_type=label)
+    digest = registry.push("app", "1.0", single([mislabelled]))
+    assert only(run(registry, [resolution(registry, "app", digest)]))[0] == "verified"

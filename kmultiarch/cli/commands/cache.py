@@ -18,14 +18,20 @@ def show_cache_info(directory: Path | None) -> int:
     backend = DiskCacheBackend(directory)
     try:
         keys = list(backend.keys())
-        platforms = sum(1 for key in keys if key.startswith("platforms:"))
-        tags = sum(1 for key in keys if key.startswith("tag:"))
         click.echo(f"directory: {printable(str(directory))}")
-        click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
+        click.echo(f"entries:   {len(keys)} ({_kinds(keys)})")
         click.echo(f"size:      {backend.volume()} bytes")
     finally:
         backend.close()
     return 0
+
+
+def _kinds(keys: list[str]) -> str:
+    """How many entries of each kind: digests' platforms, tags, verification verdicts."""
+    platforms = sum(1 for key in keys if key.startswith("platforms:"))
+    tags = sum(1 for key in keys if key.startswith("tag:"))
+    verdicts = sum(1 for key in keys if key.startswith("verify:"))
+    return f"{platforms} digests, {tags} tags" + (f", {verdicts} verdicts" if verdicts else "")
 
 
 def clear_cache(directory: Path | None) -> int:
@@ -55,16 +61,14 @@ def show_shared_info(url: str, ca: str | None = None, key_file: str | None = Non
     backend = SharedCacheBackend(url, ca=ca, key=key)
     try:
         keys = list(backend.keys())
-        entries = [k for k in keys if k.startswith(("platforms:", "tag:"))]
+        entries = [k for k in keys if k.startswith(("platforms:", "tag:", "verify:"))]
         signed = backend.verified(entries) if key is not None else None
         for message in backend.warnings:
             warn(message)
         if backend.warnings:
             return 1
-        platforms = sum(1 for key in keys if key.startswith("platforms:"))
-        tags = sum(1 for key in keys if key.startswith("tag:"))
         click.echo(f"shared:    {backend.shown_url}")
-        click.echo(f"entries:   {len(keys)} ({platforms} digests, {tags} tags)")
+        click.echo(f"entries:   {len(keys)} ({_kinds(keys)})")
         if signed is not None:
             click.echo(f"signed:    {signed} of {len(entries)} signed with this key")
     finally:
