@@ -572,3 +572,39 @@ def test_the_fixture_binaries_are_what_they_say() -> None:
         assert data[:4] == b"\x7fELF"
         assert struct.unpack_from("<H", data, 18)[0] == machine
     assert os.path.getsize(Path(__file__)) > 0
+
+
+def test_verdicts_are_shared_through_the_shared_cache_level(
+    pushed: Pushed, registry: SeededRegistry, tmp_path: Path
+) -> None:
+    """A runner with an empty disk cache gets the verdicts another runner stored in Redis."""
+    from support.redis_server import RedisServer
+
+    reference = pushed.references["liar"]
+    with RedisServer(tmp_path / "redis") as redis:
+        first = clean_env(tmp_path / "first", {"KMULTIARCH_CACHE_URL": redis.url})
+        assert verify([reference], first).returncode == 1
+        log = ByteLog(registry)
+        second = clean_env(tmp_path / "second", {"KMULTIARCH_CACHE_URL": redis.url})
+        again = verify([reference], second)
+    assert again.returncode == 1
+    assert [p["status"] for p in again.json()[0]["platforms"]] == ["verified", "mismatch"]
+    # The tag's digest and platforms, then every verdict, from the shared level.
+    assert log.entries() == []
+
+
+def test_a_damaged_verdict_in_the_cache_is_a_miss(
+    pushed: Pushed, env: dict[str, str], tmp_path: Path
+) -> None:
+    from kmultiarch.resolve.cache import DiskCacheBackend
+
+    manifest = pushed.manifests["liar"]
+    arm64 = manifest.children[1].digest
+    disk = DiskCacheBackend(tmp_path / ".cache" / "kmultiarch")
+    planted = {"platform": "linux/arm64", "digest": arm64, "status": "fine"}
+    disk.set(f"verify:{arm64}", {"v": 1, "kind": "image", "result": planted})
+    disk.close()
+    result = verify([pushed.references["liar"]], env)
+    assert result.returncode == 1
+    assert by_platform(result.json()[0])["linux/arm64"]["status"] == "mismatch"
+    assert f"cache entry 'verify:{arm64}' is corrupted" in result.stderr
