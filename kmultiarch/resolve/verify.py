@@ -230,6 +230,7 @@ class _Run:
         #: Manifest and config bodies fetched while listing an index, reused to verify.
         self._manifests: dict[str, bytes] = {}
         self._configs: dict[str, bytes] = {}
+        self._indexes: set[str] = set()
 
     async def image(self, resolution: Resolution) -> ImageVerification:
         known = _answer_without_registry(resolution, self.verifications, self.stats)
@@ -264,8 +265,7 @@ class _Run:
         if cached is not None:
             return cached
         children = await self._list(endpoint, reference, digest, None, depth=0)
-        body = self._manifests.get(digest)
-        if body is not None and parse_manifest(body, None, source=str(reference)).kind == "index":
+        if digest in self._indexes:
             self.verifications.put_children(digest, children)
         return children
 
@@ -292,6 +292,7 @@ class _Run:
             return (IndexChild(platform, digest),)
         if depth >= MAX_INDEX_DEPTH:
             raise RegistryError(f"{source}: indexes nest deeper than {MAX_INDEX_DEPTH} levels")
+        self._indexes.add(digest)
         children: list[IndexChild] = []
         for entry in manifest.entries:
             if entry.platform is not None and entry.media_type in IMAGE_TYPES:
@@ -449,11 +450,10 @@ class _LayerRead:
         self.watching = step.path
         self.start = start
         self.child = child
-        self.budget = Budget(0, 0, 0.0)
         self.passing_heads = 0
 
     async def run(self, budget: Budget) -> None:
-        self.budget = budget
+        """Read the layer, charging ``budget``, until the search needs nothing more of it."""
         declared = layer_compression(self.layer.media_type)
         assert declared is not None
         import httpx
@@ -469,15 +469,15 @@ class _LayerRead:
             ) as response:
                 decoder = _transfer_decoder(response.headers.get("content-encoding"))
                 async for raw in response.aiter_raw():
-                    self.budget.download(len(raw))
+                    budget.download(len(raw))
                     stats.downloaded += len(raw)
-                    data = decoder.feed(raw, self.budget.room + 1) if decoder else raw
+                    data = decoder.feed(raw, budget.room + 1) if decoder else raw
                     if not data:
                         continue
                     if expand is None:
                         expand = expander(sniffed(data, declared))
                     for piece in expand.expand(data):
-                        self.budget.expand(len(piece))
+                        budget.expand(len(piece))
                         stats.expanded += len(piece)
                         stream.feed(piece)
                         if stream.entries > MAX_LAYER_ENTRIES:
