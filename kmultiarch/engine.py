@@ -7,22 +7,24 @@ returns data: new document texts, per-pod outcomes and findings; it never prints
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from kmultiarch.core.annotate import annotation_operations
 from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
 from kmultiarch.core.findings import (
     COMMENTS_LOST,
+    CONFLICTS,
     FALLBACK_PLATFORMS,
+    NEEDS_SCHEDULING,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
+    PodStatus,
     ResourceRef,
     Severity,
-    conflict_rule,
     unresolved_image_message,
 )
 from kmultiarch.core.patch import Operation
@@ -33,6 +35,7 @@ from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.core.scheduling import (
     PodPlan,
+    describe_changes,
     plan_pod_with_inherited,
     supported_platforms,
     windows_builds,
@@ -48,18 +51,17 @@ from kmultiarch.core.workloads import (
     PodTarget,
     Workload,
     find_workloads,
-    format_field_path,
     is_skipped,
     may_hold_pods,
 )
 from kmultiarch.errors import InvalidReferenceError
 from kmultiarch.yaml.edit import EditHint, apply_operations, edit_hint
-from kmultiarch.yaml.stream import InputSource, SourceDocument, read_stream
+from kmultiarch.yaml.stream import InputSource, SourceDocument, cyclic_gc_paused, read_stream
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
 
-PodStatus = Literal["changed", "unchanged", "skipped", "excluded", "unresolved", "conflict"]
+from yaml.nodes import MappingNode, SequenceNode
 
 
 @dataclass(frozen=True)
@@ -292,9 +294,16 @@ def run_documents(
     *,
     edit: bool = True,
     namespace: str = DEFAULT_NAMESPACE,
+    checking: bool = False,
 ) -> EngineResult:
     """:func:`run` over documents already read. With ``edit=False`` the operations are
-    decided but not applied: the caller adds its own and calls ``apply_edits``."""
+    decided but not applied: the caller adds its own and calls ``apply_edits``.
+
+    ``checking``: the run is ``check``'s (or ``report``'s), which reports what ``mutate`` would
+    change as ``needs-scheduling`` errors, and a pod its images cannot run as an error whatever
+    the failure policy (a gate); otherwise the failure policy decides whether it fails the run.
+    Every finding of the run is made here, once, and located on the line of the field it is
+    about (the pod spec, the container's image)."""
     candidates = list(_candidate_pods(documents, policy, namespace or DEFAULT_NAMESPACE))
     references: list[ImageRef] = []
     for pod in candidates:
@@ -311,8 +320,21 @@ def run_documents(
     for pod in candidates:
         decided = _decide(pod, policy, resolutions)
         pods.append(decided)
-        findings.extend(_findings_for(decided, severity, policy.fallback_platforms))
-        if decided.plan is not None and decided.status == "changed":
+        findings.extend(
+            _findings_for(
+                decided,
+                severity,
+                policy.fallback_platforms,
+                conflicts="error" if checking else severity,
+                needs_scheduling=checking,
+                describe=lambda pod: (
+                    describe_changes(pod.plan, pod.preferred, policy)
+                    if pod.plan is not None
+                    else ()
+                ),
+            )
+        )
+        if decided.plan is not None and decided.status == "needs-change":
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations.extend(decided.plan.operations)
             if policy.annotate:
@@ -325,7 +347,7 @@ def run_documents(
                     )
                 )
     findings.extend(drift_findings(documents, policy))
-    result = EngineResult(sources, outcomes, pods, findings, resolutions)
+    result = EngineResult(sources, outcomes, pods, located(findings, documents), resolutions)
     if edit:
         result.apply_edits()
     return result
@@ -348,7 +370,7 @@ def _candidate_pods(
                 continue
             for workload in _workloads(document, extra_paths):
                 for target in workload.targets:
-                    status: PodStatus = "unchanged"
+                    status: PodStatus = "ok"
                     if _out_of_scope(workload, target, policy, namespaces, default_namespace):
                         status = "excluded"
                     elif is_skipped(workload, target):
@@ -390,7 +412,7 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
                 document_index=document.index,
                 line=document.start_line,
                 resource=ResourceRef(pool.api_version, pool.kind, pool.name, ""),
-                field_path=format_field_path((*pool.path, "spec", "template", "spec")),
+                path=(*pool.path, "spec", "template", "spec"),
             )
         )
     return findings
@@ -467,7 +489,7 @@ def _decide(
     if pod.status in ("excluded", "skipped"):
         return _replace(pod, images=images)
     if not images:
-        return _replace(pod, images=images, status="unchanged")
+        return _replace(pod, images=images, status="ok")
     unresolved = [
         image
         for image in images
@@ -497,7 +519,7 @@ def _decide(
         windows_builds(known, policy.platforms),
     )
     preferred: tuple[dict[str, object], ...] = ()
-    if policy.preferences and not plan.problems:
+    if policy.preferences and not plan.conflicts:
         target = pod.target
         view = planned_view(target.spec, target.inherited, target.path, plan.operations)
         preferred = tuple(preference_terms(view, supported, policy))
@@ -506,7 +528,9 @@ def _decide(
         )
         plan = dataclass_replace(plan, operations=tuple(operations))
     status: PodStatus = (
-        "conflict" if plan.problems else ("changed" if plan.changes else "unchanged")
+        plan.conflicts[0].rule  # type: ignore[assignment]
+        if plan.conflicts
+        else ("needs-change" if plan.changes else "ok")
     )
     return _replace(pod, images=images, status=status, plan=plan, preferred=preferred)
 
@@ -532,8 +556,16 @@ def _replace(pod: PodOutcome, **changes: Any) -> PodOutcome:
 
 
 def _findings_for(
-    pod: PodOutcome, severity: Severity, fallback: Sequence[Platform] = ()
+    pod: PodOutcome,
+    severity: Severity,
+    fallback: Sequence[Platform] = (),
+    *,
+    conflicts: Severity = "error",
+    needs_scheduling: bool = False,
+    describe: Callable[[PodOutcome], Sequence[str]] | None = None,
 ) -> list[Finding]:
+    """The findings of one decided pod: each rule's message is made here or by the planner
+    (its conflicts and warnings), and given where the pod is."""
     base: dict[str, Any] = {
         "source": pod.source,
         "document_index": pod.document_index,
@@ -557,12 +589,12 @@ def _findings_for(
                     severity,
                     unresolved_image_message(image.container.image, image.container.name, reason)
                     + f"; the pod {consequence}",
-                    field_path=format_field_path((*image.container.path, "image")),
+                    path=(*image.container.path, "image"),
                     image=image.container.image,
                     **base,
                 )
             )
-    if pod.status in ("changed", "unchanged", "conflict"):
+    if pod.status in ("needs-change", "ok", *CONFLICTS):
         for image in pod.images:
             if image.resolution is None or image.resolution.ok:
                 continue
@@ -576,31 +608,105 @@ def _findings_for(
                     + "; taken to run on "
                     + ", ".join(str(p) for p in fallback)
                     + " (spec.fallbackPlatforms)",
-                    field_path=format_field_path((*image.container.path, "image")),
+                    path=(*image.container.path, "image"),
                     image=image.container.image,
                     **base,
                 )
             )
-    if pod.status in ("changed", "unchanged") and pod.plan is not None:
-        for rule, message in pod.plan.warnings:
-            findings.append(
-                Finding(rule, "warning", message, field_path=pod.target.field_path, **base)
+    if pod.plan is None:
+        return findings
+    if pod.status in ("needs-change", "ok"):
+        findings.extend(
+            dataclass_replace(warning, path=pod.target.path, **base)
+            for warning in pod.plan.findings
+        )
+    if pod.status == "needs-change" and needs_scheduling:
+        runs_on = ", ".join(str(p) for p in sorted(pod.plan.supported)) or "no platform"
+        changes = "; ".join(describe(pod) if describe is not None else ())
+        findings.append(
+            Finding(
+                NEEDS_SCHEDULING,
+                "error",
+                f"{changes} (its images run on {runs_on}); run `kmultiarch fix` to apply",
+                path=pod.target.path,
+                **base,
             )
-    if pod.status == "conflict" and pod.plan is not None:
+        )
+    if pod.status in CONFLICTS:
         detail = "; ".join(
             f"{image.container.image}: {_platforms_text(image, fallback)}" for image in pod.images
         )
-        for problem in pod.plan.problems:
-            findings.append(
-                Finding(
-                    conflict_rule(bool(pod.plan.supported)),
-                    severity,
-                    f"{problem} ({detail}); the pod is left unchanged",
-                    field_path=pod.target.field_path,
-                    **base,
-                )
+        findings.extend(
+            dataclass_replace(
+                conflict,
+                severity=conflicts,
+                message=f"{conflict.message} ({detail}); the pod is left unchanged",
+                path=pod.target.path,
+                **base,
             )
+            for conflict in pod.plan.conflicts
+        )
     return findings
+
+
+def located(
+    findings: Sequence[Finding], documents: Mapping[str, list[SourceDocument]]
+) -> list[Finding]:
+    """``findings`` on the source line of the field each is about (the key of a pod spec, a
+    container's ``image:``). Findings come in document order: each document that has one is
+    composed once, for all of its findings, and its node tree dropped at the next; a run
+    without findings composes nothing."""
+    found: list[Finding] = []
+    current: tuple[str, int] | None = None
+    locator = Locator(None, 0)
+    with cyclic_gc_paused():
+        for finding in findings:
+            index = finding.document_index
+            docs = documents.get(finding.source, [])
+            if finding.path and index is not None and index < len(docs):
+                if (finding.source, index) != current:
+                    current = (finding.source, index)
+                    locator = Locator(docs[index].node, docs[index].start_line)
+                found.append(dataclass_replace(finding, line=locator.line_of(finding.path)))
+            else:
+                found.append(finding)
+    return found
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Source lines of paths in one document (its composed root, and its first line)."""
+
+    root: Node | None
+    start_line: int
+
+    def line_of(self, path: Sequence[str | int]) -> int:
+        """The 1-based source line of the node at ``path`` (of its key, for a mapping value);
+        the deepest line found when the path leaves the node tree (aliases, merge keys)."""
+        node = self.root
+        if node is None:
+            return self.start_line
+        line = node.start_mark.line
+        for part in path:
+            if isinstance(node, MappingNode) and isinstance(part, str):
+                for key, value in node.value:
+                    if getattr(key, "value", None) == part:
+                        line, node = key.start_mark.line, value
+                        break
+                else:
+                    break
+            elif (
+                isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value)
+            ):
+                node = node.value[part]
+                line = node.start_mark.line
+            else:
+                break
+        return int(self.start_line + line)
+
+
+#: How mutate's summary line says the statuses ("1 changed, 3 unchanged").
+_SUMMARY_WORDS = {"needs-change": "changed", "ok": "unchanged"}
 
 
 def summarise(result: EngineResult) -> str:
@@ -609,11 +715,12 @@ def summarise(result: EngineResult) -> str:
         counts[pod.status] = counts.get(pod.status, 0) + 1
     images = len(result.resolutions)
     from_cache = sum(1 for r in result.resolutions.values() if r.source in ("cache", "lock"))
+    counts["conflict"] = sum(counts.pop(status, 0) for status in CONFLICTS)
     parts = [f"{len(result.pods)} pod specs"]
     parts.extend(
-        f"{counts[s]} {s}"
-        for s in ("changed", "unchanged", "skipped", "excluded", "unresolved", "conflict")
-        if counts.get(s)
+        f"{counts[status]} {_SUMMARY_WORDS.get(status, status)}"
+        for status in ("needs-change", "ok", "skipped", "excluded", "unresolved", "conflict")
+        if counts.get(status)
     )
     return (
         f"{', '.join(parts)}; {images} images ({from_cache} from cache/lock, "

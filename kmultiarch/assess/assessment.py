@@ -20,44 +20,18 @@ Rules of ``check`` (each problem names one):
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
 
-from yaml.nodes import MappingNode, SequenceNode
-
-from kmultiarch.core.findings import (
-    COMMENTS_LOST,
-    FALLBACK_PLATFORMS,
-    INDISTINGUISHABLE_PLATFORMS,
-    NEEDS_SCHEDULING,
-    PINNED_POD,
-    POLICY_DRIFT,
-    UNRESOLVED_IMAGE,
-    Finding,
-    ResourceRef,
-    Severity,
-    unresolved_image_message,
-)
+from kmultiarch.core.findings import Finding, PodStatus, ResourceRef
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.scheduling import describe_terms, supported_platforms
-from kmultiarch.core.workloads import format_field_path
-from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
+from kmultiarch.core.scheduling import describe_changes, supported_platforms
+from kmultiarch.engine import EngineResult, ImageOutcome, Locator, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
 
-if TYPE_CHECKING:
-    from yaml.nodes import Node
-
-Verdict = Literal[
-    "ok",
-    "needs-change",
-    "no-common-platform",
-    "scheduling-conflict",
-    "unresolved",
-    "skipped",
-    "excluded",
-]
+#: A pod's verdict is its status in the engine's one vocabulary.
+Verdict = PodStatus
 
 
 @dataclass(frozen=True)
@@ -109,38 +83,23 @@ class CheckResult:
 
 
 def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> CheckResult:
-    """Verdicts and problems for every pod the engine saw."""
+    """Verdicts for every pod the engine saw, and the run's findings as its problems (from a
+    run with ``checking=True``: what ``mutate`` would change is a ``needs-scheduling`` error)."""
     pods: list[PodVerdict] = []
-    problems: list[Finding] = []
-    unresolved_level: Severity = "error" if policy.failure_policy == "Fail" else "warning"
     # A document's node tree is composed on each access (yamlstream keeps none): once per
     # document here, for all the lines asked of it, and dropped when the next document starts
     # (pods come in document order; node trees are some 30 times the size of their text).
     current: tuple[str, int] | None = None
-    located = _Located(None, 0)
+    locator = Locator(None, 0)
     with cyclic_gc_paused():
         for pod in result.pods:
             if (pod.source, pod.document_index) != current:
                 current = (pod.source, pod.document_index)
                 document = result.documents[pod.source][pod.document_index].document
-                located = _Located(document.node, document.start_line)
-            verdict = _verdict(pod, located, policy)
-            pods.append(verdict)
-            problems.extend(_problems(pod, verdict, unresolved_level))
-    problems.extend(
-        finding
-        for finding in result.findings
-        if finding.rule
-        in (
-            POLICY_DRIFT,
-            FALLBACK_PLATFORMS,
-            PINNED_POD,
-            INDISTINGUISHABLE_PLATFORMS,
-            COMMENTS_LOST,
-        )
-    )
+                locator = Locator(document.node, document.start_line)
+            pods.append(_verdict(pod, locator, policy))
     diffs = unified_diffs(result) if with_diff else {}
-    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
+    return CheckResult(pods, list(result.findings), diffs, tuple(str(p) for p in policy.platforms))
 
 
 def unified_diffs(result: EngineResult) -> dict[str, str]:
@@ -163,41 +122,26 @@ def unified_diffs(result: EngineResult) -> dict[str, str]:
     return diffs
 
 
-def _verdict(pod: PodOutcome, document: _Located, policy: Policy) -> PodVerdict:
+def _verdict(pod: PodOutcome, document: Locator, policy: Policy) -> PodVerdict:
     containers = tuple(_container_row(image, document) for image in pod.images)
     plan = pod.plan
     supported = tuple(str(p) for p in policy.platforms if plan and p in plan.supported)
-    verdict: Verdict
-    if pod.status == "changed":
-        verdict = "needs-change"
-    elif pod.status == "conflict":
-        verdict = (
-            "no-common-platform"
-            if plan is not None and not plan.supported
-            else ("scheduling-conflict")
-        )
-    elif pod.status == "unresolved":
-        verdict = "unresolved"
-    elif pod.status == "skipped":
-        verdict = "skipped"
-    elif pod.status == "excluded":
-        verdict = "excluded"
-    else:
-        verdict = "ok"
     return PodVerdict(
         source=pod.source,
         line=document.line_of(pod.target.path),
         resource=pod.resource,
         field_path=pod.target.field_path,
-        verdict=verdict,
+        verdict=pod.status,
         containers=containers,
         supported=supported,
-        changes=describe_changes(pod, policy) if verdict == "needs-change" else (),
-        problems=plan.problems if plan is not None else (),
+        changes=describe_changes(plan, pod.preferred, policy)
+        if plan is not None and pod.status == "needs-change"
+        else (),
+        problems=tuple(conflict.message for conflict in plan.conflicts) if plan else (),
     )
 
 
-def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
+def _container_row(image: ImageOutcome, document: Locator) -> ContainerRow:
     resolution = image.resolution
     ok = resolution is not None and resolution.ok
     return ContainerRow(
@@ -213,106 +157,6 @@ def _container_row(image: ImageOutcome, document: _Located) -> ContainerRow:
         error=image.failure,
         reason=image.failure_reason,
     )
-
-
-def describe_changes(pod: PodOutcome, policy: Policy) -> tuple[str, ...]:
-    """What ``mutate`` would add to the pod, in words."""
-    plan = pod.plan
-    if plan is None:
-        return ()
-    changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
-    touches_affinity = any("affinity" in op.path for op in plan.operations)
-    for term in pod.preferred:
-        changes.append(f"prefer {_term_text(term)}")
-    if pod.preferred and not plan.node_terms:
-        return tuple(changes)  # the affinity change is the preference
-    if touches_affinity and len(plan.node_terms) > 1:
-        verb = "require" if policy.node_affinity == "required" else "prefer"
-        changes.append(f"{verb} node affinity {describe_terms(plan.node_terms)}")
-    elif touches_affinity and plan.required_labels:
-        verb = "require" if policy.node_affinity == "required" else "prefer"
-        for label, values in plan.required_labels.items():
-            changes.append(f"{verb} node affinity {label} In [{', '.join(values)}]")
-    elif touches_affinity:
-        changes.append("update node affinity")
-    return tuple(changes)
-
-
-def _term_text(term: Mapping[str, object]) -> str:
-    """``kubernetes.io/arch In [arm64] (weight 80)``."""
-    preference = term.get("preference")
-    expressions = preference.get("matchExpressions") if isinstance(preference, Mapping) else None
-    parts = [
-        f"{e.get('key')} In [{', '.join(str(v) for v in _as_list(e.get('values')))}]"
-        for e in (expressions if isinstance(expressions, list) else [])
-        if isinstance(e, Mapping)
-    ]
-    return f"{' and '.join(parts)} (weight {term.get('weight')})"
-
-
-def _as_list(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
-
-
-def _toleration_text(toleration: Mapping[str, object]) -> str:
-    key = str(toleration.get("key", "")) or "*"
-    value = toleration.get("value")
-    effect = toleration.get("effect")
-    text = key if toleration.get("operator") == "Exists" else f"{key}={value}"
-    return f"{text}:{effect}" if effect else text
-
-
-def _problems(pod: PodOutcome, verdict: PodVerdict, unresolved: Severity) -> list[Finding]:
-    def problem(rule: str, message: str) -> Finding:
-        return Finding(
-            rule,
-            "error",
-            message,
-            pod.source,
-            pod.document_index,
-            verdict.line,
-            pod.resource,
-            verdict.field_path,
-        )
-
-    if verdict.verdict == "needs-change":
-        runs_on = ", ".join(verdict.supported) or "no platform"
-        return [
-            problem(
-                NEEDS_SCHEDULING,
-                f"{'; '.join(verdict.changes)} (its images run on {runs_on}); "
-                "run `kmultiarch fix` to apply",
-            )
-        ]
-    if verdict.verdict in ("no-common-platform", "scheduling-conflict"):
-        images = "; ".join(
-            f"{row.image}: {', '.join(row.platforms or ())}" for row in verdict.containers
-        )
-        return [problem(verdict.verdict, f"{text} ({images})") for text in verdict.problems]
-    if verdict.verdict == "unresolved":
-        return [
-            Finding(
-                UNRESOLVED_IMAGE,
-                unresolved,
-                unresolved_image_message(row.image, row.name, row.reason or "unknown error"),
-                pod.source,
-                pod.document_index,
-                row.line,
-                pod.resource,
-                format_field_path((*_container_path(pod, row), "image")),
-                row.image,
-            )
-            for row in verdict.containers
-            if row.error
-        ]
-    return []
-
-
-def _container_path(pod: PodOutcome, row: ContainerRow) -> tuple[str | int, ...]:
-    for image in pod.images:
-        if image.container.name == row.name and image.container.image == row.image:
-            return image.container.path
-    return pod.target.path
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -471,37 +315,8 @@ def _workload_entry(
 
 
 def line_of(document: SourceDocument, path: Sequence[str | int]) -> int:
-    """The 1-based source line of the node at ``path`` (of its key, for a mapping value); the
-    deepest line found when the path leaves the node tree (aliases, merge keys)."""
-    return _Located(document.node, document.start_line).line_of(path)
-
-
-@dataclass(frozen=True)
-class _Located:
-    root: Node | None
-    start_line: int
-
-    def line_of(self, path: Sequence[str | int]) -> int:
-        node = self.root
-        if node is None:
-            return self.start_line
-        line = node.start_mark.line
-        for part in path:
-            if isinstance(node, MappingNode) and isinstance(part, str):
-                for key, value in node.value:
-                    if getattr(key, "value", None) == part:
-                        line, node = key.start_mark.line, value
-                        break
-                else:
-                    break
-            elif (
-                isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value)
-            ):
-                node = node.value[part]
-                line = node.start_mark.line
-            else:
-                break
-        return self.start_line + line
+    """The 1-based source line of the node at ``path`` (of its key, for a mapping value)."""
+    return Locator(document.node, document.start_line).line_of(path)
 
 
 __all__ = [

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 
 
 def resolve_and_run(
-    options: RunOptions, sources: list[InputSource], policy: Policy, *, edit: bool = True
+    options: RunOptions,
+    sources: list[InputSource],
+    policy: Policy,
+    *,
+    edit: bool = True,
+    checking: bool = False,
 ) -> EngineResult:
     """Run the engine with the resolver the options describe; report cache warnings. With
     ``edit=False`` the changes are decided but no document is edited (check, report)."""
@@ -39,7 +44,13 @@ def resolve_and_run(
     try:
         resolve = resolve_function(options, policy, cache)
         result = run_documents(
-            sources, documents, policy, resolve, edit=edit, namespace=options.namespace
+            sources,
+            documents,
+            policy,
+            resolve,
+            edit=edit,
+            namespace=options.namespace,
+            checking=checking,
         )
         report_cache_warnings(options, cache)
     finally:

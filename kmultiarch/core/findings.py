@@ -5,10 +5,35 @@ registry :data:`RULES`, which says what it means and how to act on it; formatter
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
+
+#: What happened to a pod spec, in one vocabulary for every view (mutate's summary, check's
+#: verdicts, report's table, the KRM results).
+PodStatus = Literal[
+    "ok",  # nothing to change
+    "needs-change",  # tolerations or node affinity added
+    "no-common-platform",  # no platform of the cluster runs every image
+    "scheduling-conflict",  # the pod's own constraints exclude where its images run
+    "unresolved",  # an image's platforms are unknown: left as it is
+    "skipped",  # opted out (kmultiarch.dev/skip)
+    "excluded",  # out of the policy's scope
+]
+CONFLICTS: tuple[PodStatus, ...] = ("no-common-platform", "scheduling-conflict")
+
+
+def format_field_path(path: Sequence[str | int]) -> str:
+    """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
 
 
 @dataclass(frozen=True)
@@ -40,6 +65,8 @@ class Rule:
 
 
 COMMENTS_LOST = "comments-lost"
+INVALID_INPUT = "invalid-input"
+RUN_SUMMARY = "run-summary"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
@@ -113,6 +140,19 @@ RULES: dict[str, Rule] = {
             "without anchors to keep them, and please report the document.",
         ),
         Rule(
+            INVALID_INPUT,
+            "InvalidInput",
+            "A KRM function's ResourceList or functionConfig cannot be used",
+            "Fix the functionConfig (a MultiArchPolicy, or a ConfigMap of strings) or the "
+            "ResourceList the message names; nothing is changed until then.",
+        ),
+        Rule(
+            RUN_SUMMARY,
+            "RunSummary",
+            "What a run did: pod specs changed, images looked up",
+            "Information only.",
+        ),
+        Rule(
             UNRESOLVED_IMAGE,
             "UnresolvedImage",
             "The platforms of an image could not be resolved",
@@ -136,8 +176,14 @@ class Finding:
     document_index: int | None = None
     line: int | None = None
     resource: ResourceRef | None = None
-    field_path: str | None = None
+    #: The field it is about, from the document's root (a pod spec, a container's image).
+    path: tuple[str | int, ...] = ()
     image: str | None = None
+
+    @property
+    def field_path(self) -> str | None:
+        """``spec.template.spec.containers[0].image``, or None when about no field."""
+        return format_field_path(self.path) if self.path else None
 
     def location(self) -> str:
         """``FILE:LINE: Kind namespace/name``."""

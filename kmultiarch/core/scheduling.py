@@ -30,6 +30,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kmultiarch.core.findings import (
+    INDISTINGUISHABLE_PLATFORMS,
+    NO_COMMON_PLATFORM,
+    PINNED_POD,
+    SCHEDULING_CONFLICT,
+    Finding,
+)
 from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, Toleration
@@ -44,30 +51,33 @@ PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 PREFERRED_WEIGHT = 100
 NO_EXECUTE = "NoExecute"
 
-#: Rules of the warnings a plan carries (see core/findings.py).
-PINNED_POD = "pinned-pod"
-INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
-
 #: One node selector term as kmultiarch writes it: label -> the values of an ``In`` expression.
 Term = dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
 class PodPlan:
-    """What to do to one pod: operations, or problems (then no operation is applied)."""
+    """What to do to one pod: operations, or a conflict (then no operation is applied).
+
+    ``findings`` are made here, by the planner that knows why, without a location (the engine
+    adds where): ``no-common-platform`` and ``scheduling-conflict`` (the pod is left as it is),
+    ``pinned-pod`` and ``indistinguishable-platforms`` (warnings beside the operations)."""
 
     supported: frozenset[Platform]
     operations: tuple[Operation, ...] = ()
-    problems: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
     added_tolerations: tuple[Mapping[str, object], ...] = ()
     #: The node constraint the pod needs (terms ORed; empty when it may run anywhere it could).
     node_terms: tuple[Term, ...] = ()
-    #: (rule, message) pairs: what the user should know although the pod is not in conflict.
-    warnings: tuple[tuple[str, str], ...] = ()
 
     @property
     def changes(self) -> bool:
         return bool(self.operations)
+
+    @property
+    def conflicts(self) -> tuple[Finding, ...]:
+        """Why the pod cannot be placed where its images run (empty: it can)."""
+        return tuple(f for f in self.findings if f.rule in _CONFLICT_RULES)
 
     @property
     def required_labels(self) -> Mapping[str, tuple[str, ...]]:
@@ -422,9 +432,13 @@ def plan_pod(
     if not supported:
         return PodPlan(
             supported,
-            problems=(
-                f"no platform in spec.platforms ({format_platforms(set(cluster))}) runs "
-                "every image of this pod",
+            findings=(
+                Finding(
+                    NO_COMMON_PLATFORM,
+                    "error",
+                    f"no platform in spec.platforms ({format_platforms(set(cluster))}) runs "
+                    "every image of this pod",
+                ),
             ),
         )
     node_name = spec.get("nodeName")
@@ -439,14 +453,14 @@ def plan_pod(
             f"nodeSelector allows no node of platform {format_platforms(supported)}, the only "
             "ones that run every image"
         ]
-        return PodPlan(supported, problems=tuple(problems))
+        return PodPlan(supported, findings=_conflicts(problems))
     builds = {p: b for p, b in (builds or {}).items() if p in set(reachable)}
     wanted, indistinct = wanted_terms(reachable, allowed, policy, builds)
     warnings = _indistinct_warnings(indistinct)
     required = _required_terms(spec)
     crossing = _cross_terms(required, path, supported, allowed, policy, builds)
     if crossing.problems and policy.node_affinity != "none":
-        return PodPlan(supported, problems=tuple(crossing.problems))
+        return PodPlan(supported, findings=_conflicts(crossing.problems))
     landing = crossing.landing if crossing.landing is not None else set(reachable)
     operations: list[Operation] = []
     positioned = _tolerations_with_positions(_list(spec.get("tolerations")), landing, policy)
@@ -464,11 +478,18 @@ def plan_pod(
     return PodPlan(
         supported,
         tuple(operations),
-        (),
+        tuple(warnings),
         tuple(item for item, _ in positioned),
         tuple(wanted),
-        tuple(warnings),
     )
+
+
+_CONFLICT_RULES = (NO_COMMON_PLATFORM, SCHEDULING_CONFLICT)
+
+
+def _conflicts(problems: Sequence[str]) -> tuple[Finding, ...]:
+    """The pod's own constraints exclude the platforms its images run on."""
+    return tuple(Finding(SCHEDULING_CONFLICT, "error", problem) for problem in problems)
 
 
 def _pinned(supported: frozenset[Platform], node_name: str, cluster: list[Platform]) -> PodPlan:
@@ -481,15 +502,16 @@ def _pinned(supported: frozenset[Platform], node_name: str, cluster: list[Platfo
         f"toleration or affinity is added; its images run only on "
         f"{format_platforms(supported)}, so node {node_name} must be of one of them"
     )
-    return PodPlan(supported, warnings=((PINNED_POD, message),))
+    return PodPlan(supported, findings=(Finding(PINNED_POD, "warning", message),))
 
 
-def _indistinct_warnings(pairs: list[tuple[Platform, Platform]]) -> list[tuple[str, str]]:
+def _indistinct_warnings(pairs: list[tuple[Platform, Platform]]) -> list[Finding]:
     warnings = []
     for platform, other in pairs:
         warnings.append(
-            (
+            Finding(
                 INDISTINGUISHABLE_PLATFORMS,
+                "warning",
                 f"the images run on {platform} but not on {other}, and no node label tells "
                 f"their nodes apart: the pod may land on {other} nodes; name a label that "
                 f"does in the policy (platforms: [{{platform: {platform}, nodeSelector: "
@@ -758,6 +780,48 @@ def _expression(label: str, values: tuple[str, ...]) -> dict[str, object]:
     return {"key": label, "operator": "In", "values": list(values)}
 
 
+def describe_changes(
+    plan: PodPlan, preferred: Sequence[Mapping[str, object]], policy: Policy
+) -> tuple[str, ...]:
+    """What the plan adds to the pod (``preferred``: the preference terms it adds), in words."""
+    changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
+    touches_affinity = any("affinity" in op.path for op in plan.operations)
+    for term in preferred:
+        changes.append(f"prefer {_term_text(term)}")
+    if preferred and not plan.node_terms:
+        return tuple(changes)  # the affinity change is the preference
+    if touches_affinity and len(plan.node_terms) > 1:
+        verb = "require" if policy.node_affinity == "required" else "prefer"
+        changes.append(f"{verb} node affinity {describe_terms(plan.node_terms)}")
+    elif touches_affinity and plan.required_labels:
+        verb = "require" if policy.node_affinity == "required" else "prefer"
+        for label, values in plan.required_labels.items():
+            changes.append(f"{verb} node affinity {label} In [{', '.join(values)}]")
+    elif touches_affinity:
+        changes.append("update node affinity")
+    return tuple(changes)
+
+
+def _term_text(term: Mapping[str, object]) -> str:
+    """``kubernetes.io/arch In [arm64] (weight 80)``."""
+    preference = term.get("preference")
+    expressions = preference.get("matchExpressions") if isinstance(preference, Mapping) else None
+    parts = [
+        f"{e.get('key')} In [{', '.join(str(v) for v in _list(e.get('values')))}]"
+        for e in (expressions if isinstance(expressions, list) else [])
+        if isinstance(e, Mapping)
+    ]
+    return f"{' and '.join(parts)} (weight {term.get('weight')})"
+
+
+def _toleration_text(toleration: Mapping[str, object]) -> str:
+    key = str(toleration.get("key", "")) or "*"
+    value = toleration.get("value")
+    effect = toleration.get("effect")
+    text = key if toleration.get("operator") == "Exists" else f"{key}={value}"
+    return f"{text}:{effect}" if effect else text
+
+
 def describe_terms(terms: Sequence[Term]) -> str:
     """``kubernetes.io/arch In [arm64]``, terms joined by ``or``: for messages."""
     texts = [
@@ -822,12 +886,7 @@ def plan_pod_with_inherited(
         else:
             operations.append(operation.under(path))
     return PodPlan(
-        plan.supported,
-        tuple(operations),
-        plan.problems,
-        plan.added_tolerations,
-        plan.node_terms,
-        plan.warnings,
+        plan.supported, tuple(operations), plan.findings, plan.added_tolerations, plan.node_terms
     )
 
 

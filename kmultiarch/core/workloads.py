@@ -7,10 +7,11 @@ pod, with its own ``tolerations``/``affinity``/``nodeSelector`` on the template 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kmultiarch.core.digest import is_digest
+from kmultiarch.core.findings import format_field_path
 
 Path = tuple[str | int, ...]
 
@@ -271,17 +272,6 @@ def is_skipped(workload: Workload, target: PodTarget) -> bool:
         str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
         for annotations in (workload.annotations, target.annotations)
     )
-
-
-def format_field_path(path: Sequence[str | int]) -> str:
-    """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
-    return text
 
 
 def value_at(value: object, path: Path) -> object:

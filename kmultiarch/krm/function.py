@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kmultiarch.core.findings import Finding
+from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding, format_field_path
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
 from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
@@ -56,8 +56,22 @@ _CONFIGMAP_EXCLUDE_STRUCTURED = {"excludeNamespaceSelector": "namespaceSelector"
 class FunctionOutput:
     text: str
     exit_code: int
-    #: The results this run added (also in ``text``), for the adapter to echo on stderr.
-    results: list[dict[str, Any]] = field(default_factory=list)
+    #: What this run found (its results in ``text`` are their view), for the adapter to echo.
+    findings: list[Finding] = field(default_factory=list)
+    #: The ResourceList read (for the files its items came from), when it could be read.
+    resource_list: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """The KRM results of :attr:`findings` (kyaml's ``framework.Result``)."""
+        return [krm_result(finding, self.resource_list) for finding in self.findings]
+
+    def location(self, finding: Finding) -> str:
+        """Where a finding is, as kustomize users know it: the file its item came from (the
+        ``config.kubernetes.io/path`` annotation) and the resource."""
+        file = _file_of(self.resource_list, _item_index(finding.path))
+        where = [part for part in (file.get("path"), _display_name(finding)) if part]
+        return ": ".join(str(part) for part in where)
 
 
 def read_resource_list(text: str) -> SourceDocument:
@@ -184,32 +198,42 @@ def run_function(
     try:
         policy = policy_override or policy_from_function_config(value.get("functionConfig"))
     except PolicyError as exc:
-        results = [{"message": str(exc), "severity": "error"}]
-        return FunctionOutput(_with_results(document, results), 1, results)
+        return _refused(document, value, str(exc))
     if not isinstance(value.get("items", []), list):
-        results = [{"message": "items: expected a list of resources", "severity": "error"}]
-        return FunctionOutput(_with_results(document, results), 1, results)
+        return _refused(document, value, "items: expected a list of resources")
     # The pull secrets of the items (Secrets named by the pods' or ServiceAccounts'
     # imagePullSecrets), for the resolver to try after the user's own credentials.
     try:
         pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
     except InputError as exc:
-        results = [{"message": str(exc), "severity": "error"}]
-        return FunctionOutput(_with_results(document, results), 1, results)
+        return _refused(document, value, str(exc))
     resolve: Resolve = resolve_factory(policy, pull_secrets)
     result = run_documents(
         [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False
     )
-    results = [_result(finding, value) for finding in result.findings]
-    results.append({"message": "kmultiarch: " + summarise(result), "severity": "info"})
-    failed = any(r["severity"] == "error" for r in results)
+    findings = [
+        *result.findings,
+        Finding(RUN_SUMMARY, "info", "kmultiarch: " + summarise(result)),
+    ]
+    failed = any(finding.severity == "error" for finding in findings)
     outcome = result.documents[STDIN][0]
     if failed:
         # As with mutate: when the run fails, no item is changed; the results say why.
         outcome.operations.clear()
-    outcome.operations.append(_results_operation(value, results))
+    output = FunctionOutput("", 1 if failed else 0, findings, value)
+    outcome.operations.append(_results_operation(value, output.results))
     result.apply_edits()
-    return FunctionOutput(result.output_of(STDIN), 1 if failed else 0, results)
+    output.text = result.output_of(STDIN)
+    return output
+
+
+def _refused(document: SourceDocument, value: Mapping[str, Any], message: str) -> FunctionOutput:
+    """The ResourceList back unchanged but for one error result."""
+    from kmultiarch.yaml.edit import apply_operations
+
+    output = FunctionOutput("", 1, [Finding(INVALID_INPUT, "error", message)], value)
+    output.text = apply_operations(document, [_results_operation(value, output.results)])
+    return output
 
 
 def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) -> PatchOperation:
@@ -218,42 +242,42 @@ def _results_operation(value: Mapping[str, Any], results: list[dict[str, Any]]) 
     return PatchOperation("replace" if "results" in value else "add", ("results",), combined)
 
 
-def _with_results(document: SourceDocument, results: list[dict[str, Any]]) -> str:
-    from kmultiarch.yaml.edit import apply_operations
-
-    assert isinstance(document.value, Mapping)
-    return apply_operations(document, [_results_operation(document.value, results)])
-
-
-def _result(finding: Finding, resource_list: Mapping[str, Any]) -> dict[str, Any]:
+def krm_result(finding: Finding, resource_list: Mapping[str, Any]) -> dict[str, Any]:
+    """A finding as a KRM result: message, severity, resourceRef, field, file, tags."""
     result: dict[str, Any] = {"message": finding.message, "severity": finding.severity}
     if finding.resource is not None:
         result["resourceRef"] = finding.resource.as_dict()
-    if finding.field_path:
-        item_path, field = _split_item_path(finding.field_path)
-        if field:
-            result["field"] = {"path": field}
-        if item_path is not None:
-            file = _file_of(resource_list, item_path)
-            if file:
-                result["file"] = file
+    index = _item_index(finding.path)
+    field_path = finding.path[2:] if index is not None else finding.path
+    if field_path:
+        result["field"] = {"path": format_field_path(field_path)}
+    file = _file_of(resource_list, index)
+    if file:
+        result["file"] = file
     if finding.image:
         result["tags"] = {"image": finding.image}
     return result
 
 
-def _split_item_path(field_path: str) -> tuple[int | None, str]:
-    """``items[3].spec.template.spec`` -> (3, ``spec.template.spec``)."""
-    if field_path.startswith("items["):
-        index_text, _, rest = field_path[len("items[") :].partition("]")
-        if index_text.isdigit():
-            return int(index_text), rest.lstrip(".")
-    return None, field_path
+def _item_index(path: tuple[str | int, ...]) -> int | None:
+    """The item of the ResourceList a path from its root goes through (``items``, index)."""
+    if len(path) >= 2 and path[0] == "items" and isinstance(path[1], int):
+        return path[1]
+    return None
 
 
-def _file_of(resource_list: Mapping[str, Any], index: int) -> dict[str, Any]:
+def _display_name(finding: Finding) -> str:
+    return finding.resource.display_name if finding.resource is not None else ""
+
+
+def _file_of(resource_list: Mapping[str, Any], index: int | None) -> dict[str, Any]:
     items = resource_list.get("items")
-    if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], Mapping):
+    if (
+        index is None
+        or not isinstance(items, list)
+        or index >= len(items)
+        or not isinstance(items[index], Mapping)
+    ):
         return {}
     metadata = items[index].get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None

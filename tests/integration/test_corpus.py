@@ -165,7 +165,7 @@ def test_corpus_file(corpus: str, path: Path, cluster: str) -> None:
         if outcome.new_text is not None and outcome.new_text != outcome.document.text
     ]
     assert changed == len(edited)
-    assert {pod.document_index for pod in result.pods if pod.status == "changed"} == {
+    assert {pod.document_index for pod in result.pods if pod.status == "needs-change"} == {
         outcome.document.index for outcome in edited
     }
     again = mutate_text(output, Policy(), resolve=resolve, source=path.name)
@@ -185,7 +185,7 @@ def test_the_corpus_exercises_each_decision(cluster: str, added: str) -> None:
             continue
         result = mutate_text(path.read_text(encoding="utf-8"), Policy(), resolve=CLUSTERS[cluster])
         for pod in result.pods:
-            if pod.status == "changed":
+            if pod.status == "needs-change":
                 assert pod.plan is not None
                 assert any(added in op.path for op in pod.plan.operations)
                 changed_pods += 1

@@ -403,7 +403,7 @@ def test_standalone_form_with_a_configmap_and_a_failure(
     )
     assert bad.returncode == 1
     assert bad.stdout == ""
-    assert "<stdin>:1: Deployment web: image 'registry.test/nope:1.0'" in bad.stderr
+    assert "<stdin>:11: Deployment web: image 'registry.test/nope:1.0'" in bad.stderr
 
 
 def test_kmultiarch_fn_console_script_runs_the_function(

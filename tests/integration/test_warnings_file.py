@@ -34,7 +34,7 @@ def test_mutate_appends_warnings_and_summary(registry: SeededRegistry, tmp_path:
     lines = warnings_file.read_text().splitlines()
     assert lines[0] == "from an earlier run"  # appended, never truncated
     assert lines[1:] == result.stderr.splitlines()
-    assert lines[1].startswith("kmultiarch: warning: <stdin>:1: Pod app: image ")
+    assert lines[1].startswith("kmultiarch: warning: <stdin>:8: Pod app: image ")  # its image: line
     assert lines[-1].startswith("kmultiarch: 1 pod specs")
 
 

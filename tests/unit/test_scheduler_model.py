@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
 from kmultiarch.core.scheduling import (
-    INDISTINGUISHABLE_PLATFORMS,
     plan_pod,
     supported_platforms,
     windows_builds,
@@ -519,25 +519,25 @@ def test_the_pod_may_run_exactly_where_its_constraints_and_its_images_allow(
         for node in nodes
         if may_run(spec, node, ignore=node.policy_taints) and image_runs(images, node)
     }
-    event("problem" if plan.problems else ("changed" if plan.operations else "unchanged"))
-    if plan.problems:
+    event("problem" if plan.conflicts else ("changed" if plan.operations else "unchanged"))
+    if plan.conflicts:
         assert plan.operations == ()
-        assert expected == set(), (name, plan.problems)
+        assert expected == set(), (name, plan.conflicts)
         return
     after = applied(spec, plan.operations)
     allowed = {node.name for node in nodes if may_run(after, node)}
-    if any(rule == INDISTINGUISHABLE_PLATFORMS for rule, _ in plan.warnings):
+    if any(f.rule == INDISTINGUISHABLE_PLATFORMS for f in plan.findings):
         assert expected <= allowed  # the pod may land on the look-alike platform too
         return
     assert allowed == expected, (name, plan.node_terms)
     # and a second run changes nothing
     again = plan_pod(after, ("spec",), supported, policy, builds)
-    assert again.operations == () and again.problems == ()
+    assert again.operations == () and again.conflicts == ()
 
 
 def test_look_alike_variants_are_warned_about() -> None:
     policy = POLICIES["arm variants alike"]
     images = [frozenset({ARM_V7})]
     plan = plan_pod({}, ("spec",), supported_platforms(images, policy.platforms), policy)
-    assert [rule for rule, _ in plan.warnings] == [INDISTINGUISHABLE_PLATFORMS]
-    assert "linux/arm/v6" in plan.warnings[0][1]
+    assert [f.rule for f in plan.findings] == [INDISTINGUISHABLE_PLATFORMS]
+    assert "linux/arm/v6" in plan.findings[0].message

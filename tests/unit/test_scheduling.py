@@ -82,11 +82,11 @@ def planned(
     """Plan, check there is no problem, apply, check a second plan changes nothing."""
     before = copy.deepcopy(spec)
     first = plan(spec, supported, policy)
-    assert first.problems == ()
+    assert first.conflicts == ()
     assert spec == before, "plan_pod must not modify its input"
     after = apply(spec, first)
     second = plan(after, supported, policy)
-    assert second.operations == () and second.problems == ()
+    assert second.operations == () and second.conflicts == ()
     return after
 
 
@@ -389,8 +389,8 @@ def test_an_empty_intersection_is_a_problem_and_nothing_is_written(
     spec = {"affinity": required({}, {"matchExpressions": expressions})}
     result = plan(spec, {ARM64})
     assert ops(result) == ()
-    assert len(result.problems) == 1
-    assert "nodeSelectorTerms[1]" in result.problems[0]
+    assert len(result.conflicts) == 1
+    assert "nodeSelectorTerms[1]" in result.conflicts[0].message
 
 
 @pytest.mark.parametrize(
@@ -432,7 +432,7 @@ def test_an_empty_term_matches_nothing_and_stays_so() -> None:
 def test_a_term_that_is_not_a_mapping_is_a_problem() -> None:
     result = plan({"affinity": required({"matchExpressions": [ZONE_A]}, "junk")}, {ARM64})
     assert ops(result) == ()
-    assert result.problems and "nodeSelectorTerms[1]" in result.problems[0]
+    assert result.conflicts and "nodeSelectorTerms[1]" in result.conflicts[0].message
 
 
 # -- plan_pod: nodeSelector, empty set --------------------------------------------------------
@@ -442,8 +442,8 @@ def test_a_term_that_is_not_a_mapping_is_a_problem() -> None:
 def test_a_contradicting_node_selector_is_a_problem(label: str) -> None:
     result = plan({"nodeSelector": {label: "amd64"}}, {ARM64})
     assert ops(result) == ()
-    assert len(result.problems) == 1
-    assert f"{label}=amd64" in result.problems[0]
+    assert len(result.conflicts) == 1
+    assert f"{label}=amd64" in result.conflicts[0].message
 
 
 @pytest.mark.parametrize("selector", [{ARCH: "arm64"}, {BETA_ARCH: "arm64"}])
@@ -463,7 +463,7 @@ def test_an_unrelated_node_selector_is_kept_and_affinity_added() -> None:
 def test_an_empty_supported_set_is_a_problem() -> None:
     result = plan({"tolerations": []}, set())
     assert ops(result) == ()
-    assert result.problems and "linux/amd64, linux/arm64" in result.problems[0]
+    assert result.conflicts and "linux/amd64, linux/arm64" in result.conflicts[0].message
     assert not result.changes
 
 
@@ -683,13 +683,13 @@ def test_plans_are_idempotent_and_never_loosen(
     before = copy.deepcopy(spec)
     first = plan_pod(spec, ("spec",), supported, policy)
     assert spec == before
-    if first.problems:
+    if first.conflicts:
         assert first.operations == ()
         return
     after = apply(spec, first)
     second = plan_pod(after, ("spec",), supported, policy)
     assert second.operations == ()
-    assert second.problems == ()
+    assert second.conflicts == ()
 
     # existing tolerations are kept first; every wanted toleration is now covered
     old_tolerations = spec.get("tolerations") or []

@@ -119,7 +119,7 @@ def test_preferred_mode_reports_a_required_term_that_contradicts_the_images() ->
         },
     }
     result = run(pod(spec), Policy(node_affinity="preferred"), {"app": {"linux/amd64"}})
-    assert [p.status for p in result.pods] == ["conflict"]
+    assert [p.status for p in result.pods] == ["scheduling-conflict"]
     assert result.stream() == pod(spec)
     assert any("nodeSelectorTerms[0]" in f.message for f in result.findings)
 
@@ -139,7 +139,7 @@ def test_preferred_mode_adds_nothing_to_a_pod_that_already_requires_the_right_ar
         },
     }
     result = run(pod(spec), Policy(node_affinity="preferred"), {"app": {"linux/amd64"}})
-    assert [p.status for p in result.pods] == ["unchanged"]
+    assert [p.status for p in result.pods] == ["ok"]
     assert result.stream() == pod(spec)
 
 
@@ -156,7 +156,7 @@ def test_a_term_that_allows_only_unsupported_nodes_is_removed_and_the_others_nar
         "affinity": {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [arm64_term, zone_term]}}},
     }
     result = run(pod(spec), Policy(), {"app": {"linux/amd64"}})
-    assert [p.status for p in result.pods] == ["changed"]
+    assert [p.status for p in result.pods] == ["needs-change"]
     assert terms(spec_after(result)) == [
         {
             "matchExpressions": [

@@ -1133,7 +1133,7 @@ def test_a_pod_spec_that_lacks_its_fields_is_edited_from_the_one_composition() -
         mock.patch.object(yamledit, "_reads_back_as", counting_reads_back),
     ):
         result = mutate_text(text, Policy(), resolve=resolve)
-    assert [pod.status for pod in result.pods] == ["changed"] * 5
+    assert [pod.status for pod in result.pods] == ["needs-change"] * 5
     assert composed == [], "neither composed again nor read back whole"
     for document in read_stream(result.stream(), "out"):
         spec = document.value["spec"]["template"]["spec"]  # type: ignore[index]

@@ -29,7 +29,7 @@ def check_manifests(
     policy = options.load_policy()
     sources, skipped = read_inputs(paths, skip_non_manifests=skip_non_manifests)
     note_skipped(skipped, options)
-    result = resolve_and_run(options, sources, policy, edit=diff)
+    result = resolve_and_run(options, sources, policy, edit=diff, checking=True)
     checked = check(result, policy, with_diff=diff)
     sys.stdout.write(FORMATTERS[output or default_format()](checked))
     sys.stdout.flush()

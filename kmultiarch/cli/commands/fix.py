@@ -28,7 +28,7 @@ def fix_files(options: RunOptions, paths: list[str], skip_non_manifests: bool) -
         fail("no file was rewritten: fix the errors above or set failurePolicy: Ignore")
         return 1
     changed = result.changed_sources()
-    pods = Counter(pod.source for pod in result.pods if pod.status == "changed")
+    pods = Counter(pod.source for pod in result.pods if pod.status == "needs-change")
     write_all_atomically({name: result.output_of(name) for name in changed})
     for name in changed:
         count = pods[name]

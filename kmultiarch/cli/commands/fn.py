@@ -67,25 +67,14 @@ def _resource_list(
     output = run_function(decode_source(data, "<stdin>"), factory)
     sys.stdout.write(output.text)
     sys.stdout.flush()
-    for result in output.results:
-        if result["severity"] == "error":
-            fail(_result_line(result))
-        elif result["severity"] == "warning" and not options.quiet:
-            warn(_result_line(result))
+    for finding in output.findings:
+        where = output.location(finding)
+        line = f"{where}: {finding.message}" if where else finding.message
+        if finding.severity == "error":
+            fail(line)
+        elif finding.severity == "warning" and not options.quiet:
+            warn(line)
     return output.exit_code
-
-
-def _result_line(result: Mapping[str, object]) -> str:
-    where = []
-    reference = result.get("resourceRef")
-    if isinstance(reference, Mapping):
-        namespace = f"{reference['namespace']}/" if reference.get("namespace") else ""
-        where.append(f"{reference.get('kind')} {namespace}{reference.get('name')}")
-    file = result.get("file")
-    if isinstance(file, Mapping) and file.get("path"):
-        where.insert(0, str(file["path"]))
-    prefix = ": ".join(where)
-    return f"{prefix}: {result['message']}" if prefix else str(result["message"])
 
 
 def _standalone(

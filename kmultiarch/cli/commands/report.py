@@ -26,7 +26,7 @@ def report_images(
 ) -> int:
     policy = options.load_policy()
     sources = collect_inputs(paths)
-    result = resolve_and_run(options, sources, policy, edit=False)
+    result = resolve_and_run(options, sources, policy, edit=False, checking=True)
     found = inventory(result, policy)
     if suggest_upgrades:
         found.upgrades = _upgrades(options, policy, found)
