@@ -224,6 +224,50 @@ class _UnsafeCacheValue(Exception):
     """A cache row that would need unpickling: refused, the cache is treated as corrupt."""
 
 
+@dataclass(frozen=True)
+class DiskCacheSummary:
+    """What a disk cache holds: the directory its database is in, its keys, its size."""
+
+    directory: Path
+    keys: tuple[str, ...]
+    volume: int
+
+
+def inspect_disk_cache(directory: Path) -> DiskCacheSummary | None:
+    """What the disk cache of ``directory`` holds, read without creating or changing anything
+    (``cache info`` only shows: in a shared directory it must not make this user's private
+    one, nor a database where there is none); None when there is no cache yet. The database
+    is opened read-only (and as immutable when no write-ahead log is pending)."""
+    private = _own_directory(directory)
+    database = private / "cache.db"
+    try:
+        if not database.is_file():
+            return None
+        if private != directory:
+            _check_private(private)
+    except OSError as exc:
+        raise CacheError(f"cannot read cache {private}: {exc}") from exc
+    pending = database.with_name("cache.db-wal").exists()
+    uri = database.as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            keys = tuple(
+                key
+                for (key,) in connection.execute("SELECT key FROM Cache WHERE raw = 1")
+                if isinstance(key, str)
+            )
+            ((page_count,),) = connection.execute("PRAGMA page_count").fetchall()
+            ((page_size,),) = connection.execute("PRAGMA page_size").fetchall()
+            size = connection.execute("SELECT value FROM Settings WHERE key = 'size'").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as exc:
+        raise CacheError(f"cannot read cache {private}: {exc}") from exc
+    values = int(size[0]) if size is not None and isinstance(size[0], int) else 0
+    return DiskCacheSummary(private, keys, int(page_count) * int(page_size) + values)
+
+
 def _make_private_dir(directory: Path) -> None:
     """Create the cache directory, private; one that exists is left as its owner made it
     (kmultiarch never changes the permissions of a directory it did not create)."""

@@ -206,3 +206,50 @@ def test_the_cache_directory_is_private_and_holds_only_json(
         assert sorted(backend.keys()) == sorted(key for key, _, _ in rows)
     finally:
         backend.close()
+
+
+def _tree(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """Every path below ``directory`` with its mode, size and modification time."""
+    found = {}
+    for path in [directory, *directory.rglob("*")]:
+        status = path.lstat()
+        found[str(path)] = (status.st_mode, status.st_size, status.st_mtime_ns)
+    return found
+
+
+def test_cache_info_on_a_shared_directory_creates_nothing(tmp_path: Path) -> None:
+    """On a shared 1777 cache directory (/tmp, $RUNNER_TEMP), ``cache info`` created this
+    user's private ``kmultiarch-UID`` directory and a database in it: a command that shows
+    must not create or change anything (issue 21)."""
+    from support.cli import run_kmultiarch
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    before = _tree(shared)
+    info = run_kmultiarch(["cache", "info", "--cache-dir", str(shared)], env=clean_env(tmp_path))
+    assert info.returncode == 0, info.stderr
+    assert "not created yet" in info.stdout
+    assert _tree(shared) == before
+
+
+def test_cache_info_on_an_existing_cache_changes_no_file(tmp_path: Path) -> None:
+    from support.cli import run_kmultiarch
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    backend = DiskCacheBackend(shared)  # makes the private directory inside, as a run does
+    backend.set(
+        "tag:registry.test/app:1", {"v": 1, "digest": "sha256:" + "0" * 64, "checkedAt": 1.0}
+    )
+    backend.set(
+        "platforms:sha256:" + "0" * 64, {"v": 1, "mediaType": "a/b", "platforms": ["linux/amd64"]}
+    )
+    backend.close()
+    before = _tree(shared)
+    info = run_kmultiarch(["cache", "info", "--cache-dir", str(shared)], env=clean_env(tmp_path))
+    assert info.returncode == 0, info.stderr
+    assert "2 (1 digests, 1 tags)" in info.stdout
+    assert f"directory: {shared / f'kmultiarch-{os.getuid()}'}" in info.stdout
+    assert _tree(shared) == before

@@ -7,22 +7,20 @@ from pathlib import Path
 import click
 
 from kmultiarch.output.safe import printable
-from kmultiarch.resolve.cache import DiskCacheBackend, default_cache_dir
+from kmultiarch.resolve.cache import DiskCacheBackend, default_cache_dir, inspect_disk_cache
 
 
 def show_cache_info(directory: Path | None) -> int:
+    """What the disk cache holds, read-only: showing it creates and changes nothing."""
     directory = directory or default_cache_dir()
-    if not directory.exists():
+    summary = inspect_disk_cache(directory)
+    if summary is None:
         click.echo(f"directory: {printable(str(directory))} (empty: not created yet)")
         return 0
-    backend = DiskCacheBackend(directory)
-    try:
-        keys = list(backend.keys())
-        click.echo(f"directory: {printable(str(directory))}")
-        click.echo(f"entries:   {len(keys)} ({_kinds(keys)})")
-        click.echo(f"size:      {backend.volume()} bytes")
-    finally:
-        backend.close()
+    keys = list(summary.keys)
+    click.echo(f"directory: {printable(str(summary.directory))}")
+    click.echo(f"entries:   {len(keys)} ({_kinds(keys)})")
+    click.echo(f"size:      {summary.volume} bytes")
     return 0
 
 
