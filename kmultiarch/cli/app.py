@@ -314,7 +314,7 @@ _SKIP_NON_MANIFESTS = click.option(
 @click.option(
     "-o",
     "--output",
-    type=click.Choice(["text", "json", "github", "sarif"]),
+    type=click.Choice(["text", "json", "github", "sarif", "gitlab", "markdown"]),
     default=None,
     help="text: a table; github: workflow annotations; sarif: SARIF 2.1.0; json: for scripts "
     "(default: github when GITHUB_ACTIONS=true, else text).",

@@ -12,9 +12,14 @@ from kmultiarch.cli.pipeline import resolve_and_run
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output import default_format
 from kmultiarch.output.check import FORMATTERS
+from kmultiarch.output.gitlab import format_gitlab
+from kmultiarch.output.markdown import format_markdown
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
+
+#: The formats of output.check, and GitLab's code quality report and a Markdown job summary.
+CHECK_FORMATTERS = {**FORMATTERS, "gitlab": format_gitlab, "markdown": format_markdown}
 
 
 def check_manifests(
@@ -31,6 +36,6 @@ def check_manifests(
     note_skipped(skipped, options)
     result = resolve_and_run(options, sources, policy, edit=diff, checking=True)
     checked = check(result, policy, with_diff=diff)
-    sys.stdout.write(FORMATTERS[output or default_format()](checked))
+    sys.stdout.write(CHECK_FORMATTERS[output or default_format()](checked))
     sys.stdout.flush()
     return 1 if checked.failed else 0
