@@ -29,6 +29,9 @@ from kmultiarch.engine import EngineResult, run
 from kmultiarch.io.config import load_policy
 from kmultiarch.resolve.cache import ResolutionCache, open_cache
 from kmultiarch.resolve.resolver import Resolver
+from kmultiarch.run.config import RunRequest, configure
+from kmultiarch.run.runs import run_manifests
+from kmultiarch.run.session import Session
 from kmultiarch.yaml.stream import InputSource
 
 __all__ = [
@@ -56,21 +59,20 @@ def mutate_text(
 ) -> EngineResult:
     """Decide and edit every pod template in the YAML stream ``text``.
 
-    ``resolve`` answers image references with their platforms; by default a :class:`Resolver`
-    with the policy's registries and the disk cache at ``cache_dir`` (the default cache
-    directory when None). Must not be called from a running event loop when it has to look
-    images up: use :func:`resolve_platforms` first and pass a ``resolve`` over its answers.
-    Raises :class:`kmultiarch.errors.KmultiarchError` subclasses on bad input.
+    ``resolve`` answers image references with their platforms; by default the run is
+    assembled as the command line assembles it (:mod:`kmultiarch.run`): the policy's
+    overrides, its lock (``spec.lock``: a file, or written out in the policy), the disk cache
+    at ``cache_dir`` (the default cache directory when None) and the policy's shared cache
+    (``spec.cache``), then the registries; the findings of the cache come with the run's.
+    Must not be called from a running event loop when it has to look images up: use
+    :func:`resolve_platforms` first and pass a ``resolve`` over its answers. Raises
+    :class:`kmultiarch.errors.KmultiarchError` subclasses on bad input.
     """
     chosen = policy if policy is not None else Policy()
     sources = [InputSource(source, text)]
     if resolve is not None:
         return run(sources, chosen, resolve)
-    cache = open_cache(cache_dir)
-    try:
-        return run(sources, chosen, Resolver(chosen, cache).resolve)
-    finally:
-        cache.close()
+    return run_manifests(configure(chosen, RunRequest(cache_dir=cache_dir)), sources)
 
 
 async def resolve_platforms(
@@ -86,10 +88,5 @@ async def resolve_platforms(
     references = [
         image if isinstance(image, ImageRef) else ImageRef.parse(image) for image in images
     ]
-    owned = cache is None
-    used = open_cache(None) if cache is None else cache
-    try:
-        return await Resolver(chosen, used).resolve_async(references)
-    finally:
-        if owned:
-            used.close()
+    with Session(configure(chosen), cache=cache) as session:
+        return await session.resolver.resolve_async(references)

@@ -19,6 +19,7 @@ from kmultiarch.core.findings import (
     CONFLICTS,
     FALLBACK_PLATFORMS,
     NEEDS_SCHEDULING,
+    PLATFORM_MISMATCH,
     POLICY_DRIFT,
     UNRESOLVED_IMAGE,
     Finding,
@@ -327,6 +328,7 @@ def run_documents(
                 policy.fallback_platforms,
                 conflicts="error" if checking else severity,
                 needs_scheduling=checking,
+                mismatch=severity if policy.verify.mode == "enforce" else "warning",
                 describe=lambda pod: (
                     describe_changes(pod.plan, pod.preferred, policy)
                     if pod.plan is not None
@@ -563,6 +565,7 @@ def _findings_for(
     conflicts: Severity = "error",
     needs_scheduling: bool = False,
     describe: Callable[[PodOutcome], Sequence[str]] | None = None,
+    mismatch: Severity = "warning",
 ) -> list[Finding]:
     """The findings of one decided pod: each rule's message is made here or by the planner
     (its conflicts and warnings), and given where the pod is."""
@@ -613,6 +616,8 @@ def _findings_for(
                     **base,
                 )
             )
+    if pod.status not in ("excluded", "skipped"):
+        findings.extend(_mismatch_findings(pod, mismatch, base))
     if pod.plan is None:
         return findings
     if pod.status in ("needs-change", "ok"):
@@ -703,6 +708,36 @@ class Locator:
             else:
                 break
         return int(self.start_line + line)
+
+
+def _mismatch_findings(
+    pod: PodOutcome, severity: Severity, base: Mapping[str, Any]
+) -> list[Finding]:
+    """``platform-mismatch``: a platform the image's registry claims, whose start binary is of
+    another machine (``spec.verify``). Under ``enforce`` the platform was already dropped from
+    the image's platforms, so the pod is kept off it; the finding says why."""
+    findings: list[Finding] = []
+    for image in pod.images:
+        verification = image.resolution.verification if image.resolution is not None else None
+        if verification is None:
+            continue
+        for verdict in verification.platforms:
+            if verdict.status != "mismatch":
+                continue
+            findings.append(
+                Finding(
+                    PLATFORM_MISMATCH,
+                    severity,
+                    f"image {image.container.image!r} of container {image.container.name!r} "
+                    f"claims {verdict.platform}, but {verdict.file or 'the program it starts'} "
+                    f"is built for {verdict.machine or 'another machine'}"
+                    + (f" ({verdict.reason})" if verdict.reason else ""),
+                    path=(*image.container.path, "image"),
+                    image=image.container.image,
+                    **base,
+                )
+            )
+    return findings
 
 
 #: How mutate's summary line says the statuses ("1 changed, 3 unchanged").

@@ -99,7 +99,10 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
                 locator = Locator(document.node, document.start_line)
             pods.append(_verdict(pod, locator, policy))
     diffs = unified_diffs(result) if with_diff else {}
-    return CheckResult(pods, list(result.findings), diffs, tuple(str(p) for p in policy.platforms))
+    # Findings about the manifests; those about no file (a cache that could not be used) are
+    # the run's, said on stderr, not problems of the manifests.
+    problems = [finding for finding in result.findings if finding.source]
+    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
 
 
 def unified_diffs(result: EngineResult) -> dict[str, str]:

@@ -20,9 +20,10 @@ from typing import Any, TypeVar
 
 import click
 
-from kmultiarch.cli.session import RunOptions, append_to_warnings_file, fail
+from kmultiarch.cli.session import CACHE_KEY_ENV, RunOptions, append_to_warnings_file, fail
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.output.safe import printable
+from kmultiarch.run.config import RunRequest
 from kmultiarch.version import __version__
 
 EXIT_UNEXPECTED = 3
@@ -109,28 +110,28 @@ def resolver_options(function: F) -> F:
     ]
 
     def wrapper(**kwargs: Any) -> Any:
-        run_options = RunOptions(
-            **{
-                key: kwargs.pop(key)
-                for key in (
-                    "config",
-                    "no_cache",
-                    "cache_dir",
-                    "cache_ttl",
-                    "concurrency",
-                    "timeout",
-                    "retries",
-                    "verbose",
-                    "quiet",
-                )
-            }
+        cache_dir = kwargs.pop("cache_dir")
+        request = RunRequest(
+            no_cache=kwargs.pop("no_cache"),
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            cache_ttl=kwargs.pop("cache_ttl"),
+            cache_url=kwargs.pop("cache_url", None),
+            cache_ca=kwargs.pop("cache_ca", None),
+            cache_key_file=kwargs.pop("cache_key_file", None),
+            cache_key=os.environ.get(CACHE_KEY_ENV) or None,
+            concurrency=kwargs.pop("concurrency"),
+            timeout=kwargs.pop("timeout"),
+            retries=kwargs.pop("retries"),
+            lock=kwargs.pop("lock", None),
+            offline=kwargs.pop("offline", False),
+            namespace=kwargs.pop("namespace"),
         )
-        run_options.namespace = kwargs.pop("namespace")
-        run_options.lock = kwargs.pop("lock", None)
-        run_options.cache_url = kwargs.pop("cache_url", None)
-        run_options.cache_ca = kwargs.pop("cache_ca", None)
-        run_options.cache_key_file = kwargs.pop("cache_key_file", None)
-        run_options.offline = kwargs.pop("offline", False)
+        run_options = RunOptions(
+            kwargs.pop("config"),
+            request,
+            verbose=kwargs.pop("verbose"),
+            quiet=kwargs.pop("quiet"),
+        )
         _configure_logging(run_options.verbose)
         return function(run_options, **kwargs)
 
@@ -378,7 +379,7 @@ def report(options: RunOptions, paths: tuple[str, ...], output: str, suggest_upg
     unresolvable."""
     from kmultiarch.cli.commands.report import report_images
 
-    if suggest_upgrades and options.offline:
+    if suggest_upgrades and options.request.offline:
         raise click.UsageError("--suggest-upgrades lists tags at the registry: not with --offline")
     return report_images(options, list(paths), output, suggest_upgrades)
 

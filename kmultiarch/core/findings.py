@@ -64,12 +64,15 @@ class Rule:
     help: str
 
 
+CACHE_PROBLEM = "cache-problem"
 COMMENTS_LOST = "comments-lost"
 INVALID_INPUT = "invalid-input"
 RUN_SUMMARY = "run-summary"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
+PLATFORM_MISMATCH = "platform-mismatch"
+UNVERIFIED_IMAGE = "unverified-image"
 FALLBACK_PLATFORMS = "fallback-platforms"
 PINNED_POD = "pinned-pod"
 POLICY_DRIFT = "policy-drift"
@@ -100,6 +103,23 @@ RULES: dict[str, Rule] = {
             "spec.fallbackPlatforms",
             "Check that the image exists and that the registry is reachable; declare its "
             "platforms under spec.overrides, or lock them (`kmultiarch lock`), to stop guessing.",
+        ),
+        Rule(
+            PLATFORM_MISMATCH,
+            "PlatformMismatch",
+            "An image's registry claims a platform its binaries are not built for",
+            "The program the container starts is of another machine (a cross-build that copied "
+            "the host's binary): pods on that platform die with exec format error. Rebuild the "
+            "image for the platform, or run it where it is honest (spec.verify: {mode: "
+            "enforce} keeps its pods off that platform).",
+        ),
+        Rule(
+            UNVERIFIED_IMAGE,
+            "UnverifiedImage",
+            "spec.verify asks for an image's binaries to be checked, and they were not",
+            "Its platforms were used as the registry lists them. Offline, record the verdicts "
+            "in the lock (`kmultiarch lock --verify warn`); otherwise the message says what "
+            "failed (a registry, a manifest): run again, or see `kmultiarch verify IMAGE`.",
         ),
         Rule(
             PINNED_POD,
@@ -138,6 +158,14 @@ RULES: dict[str, Rule] = {
             "anchors, an unusual layout) and wrote the document from its data: values and key "
             "order are kept, the comments named are not. Write the pod spec in block style "
             "without anchors to keep them, and please report the document.",
+        ),
+        Rule(
+            CACHE_PROBLEM,
+            "CacheProblem",
+            "A cache level could not be used as it is (unreadable, full, unreachable, entries "
+            "that are not kmultiarch's)",
+            "The run went on without it (a cache is an accelerator); the message says what to "
+            "fix. Nothing was decided from an entry kmultiarch refused.",
         ),
         Rule(
             INVALID_INPUT,

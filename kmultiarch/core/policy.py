@@ -92,6 +92,24 @@ class Exclusions:
 
 
 Mode = Literal["optOut", "optIn"]
+VerifyMode = Literal["off", "warn", "enforce"]
+VERIFY_MODES: tuple[VerifyMode, ...] = ("off", "warn", "enforce")
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """``spec.verify``: whether the binaries an image starts are checked against the platforms
+    its registry claims (``kmultiarch verify``, in the pipeline), and the bounds of the check
+    per platform manifest. ``warn``: a mismatch is a ``platform-mismatch`` warning; ``enforce``:
+    the platform is dropped from the image's platforms before the decision, and the finding is
+    an error under ``failurePolicy: Fail``."""
+
+    mode: VerifyMode = "off"
+    max_bytes: int = 64 * 1024 * 1024
+    max_expanded_bytes: int = 1024 * 1024 * 1024
+    deadline: float = 30.0
+
+
 MODES: tuple[Mode, ...] = ("optOut", "optIn")
 
 
@@ -153,6 +171,7 @@ class Policy:
     #: others do not: ``platforms: [{platform: linux/arm/v7, nodeSelector: {...}}]``. They tell
     #: apart platforms the kubelet labels alike (arm variants).
     node_selectors: Mapping[Platform, Mapping[str, str]] = field(default_factory=dict)
+    verify: VerifySettings = VerifySettings()
     source: str = "(defaults)"
 
     def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
@@ -209,6 +228,7 @@ SPEC_KEYS = frozenset(
         "preferences",
         "staleIfError",
         "cache",
+        "verify",
     }
 )
 
@@ -301,6 +321,7 @@ def policy_from_spec(
         mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
         preferences=_preferences(spec.get("preferences"), platforms, source),
         node_selectors=node_selectors,
+        verify=_verify(spec.get("verify"), source),
         fallback_platforms=tuple(
             dict.fromkeys(
                 _platform_list(
@@ -309,6 +330,39 @@ def policy_from_spec(
             )
         ),
         source=source,
+    )
+
+
+def _verify(value: object, source: str) -> VerifySettings:
+    if value is None:
+        return VerifySettings()
+    if not isinstance(value, Mapping):
+        raise PolicyError(
+            f"{source}: spec.verify: expected a mapping like {{mode: warn}} (mode: off, warn "
+            "or enforce; maxBytes, maxExpandedBytes, deadline)"
+        )
+    _check_keys(value, {"mode", "maxBytes", "maxExpandedBytes", "deadline"}, "spec.verify", source)
+    defaults = VerifySettings()
+    mode = value.get("mode", defaults.mode)
+    if mode not in VERIFY_MODES:
+        raise PolicyError(
+            f"{source}: spec.verify.mode: expected one of {', '.join(VERIFY_MODES)}, got {mode!r}"
+        )
+    numbers: dict[str, float] = {}
+    for key, default in (
+        ("maxBytes", defaults.max_bytes),
+        ("maxExpandedBytes", defaults.max_expanded_bytes),
+        ("deadline", defaults.deadline),
+    ):
+        number = value.get(key, default)
+        if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+            raise PolicyError(f"{source}: spec.verify.{key}: expected a number above 0")
+        numbers[key] = number
+    return VerifySettings(
+        cast(VerifyMode, mode),
+        int(numbers["maxBytes"]),
+        int(numbers["maxExpandedBytes"]),
+        float(numbers["deadline"]),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.verification import ImageVerification
 from kmultiarch.errors import ResolutionError
 
 ResolutionSource = Literal["registry", "cache", "override", "lock"]
@@ -27,6 +28,10 @@ class Resolution:
     media_type: str | None = None
     source: ResolutionSource = "registry"
     error: ResolutionError | None = None
+    #: Whether the binaries the image starts are built for the platforms claimed
+    #: (``spec.verify``); None when not checked. Under ``enforce`` the mismatched platforms
+    #: are already left out of ``platforms``.
+    verification: ImageVerification | None = None
 
     @property
     def ok(self) -> bool:

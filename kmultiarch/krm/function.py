@@ -10,7 +10,7 @@ summarises the run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,12 @@ from typing import Any
 from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding, format_field_path
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
-from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
-from kmultiarch.core.resolution import Resolve
+from kmultiarch.core.pullsecrets import pull_secret_configs
 from kmultiarch.engine import EngineResult, run_documents, summarise
 from kmultiarch.errors import InputError, PolicyError
 from kmultiarch.io.inputs import MAX_INPUT_BYTES
+from kmultiarch.run.config import RunConfig
+from kmultiarch.run.session import ProgressFactory, Session
 from kmultiarch.yaml.stream import MAX_DOCUMENT_BYTES, InputSource, SourceDocument, read_stream
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
@@ -186,12 +187,14 @@ def _comma_list(value: str) -> list[str]:
 
 def run_function(
     text: str,
-    resolve_factory: Callable[[Policy, Sequence[DockerConfig]], Resolve],
+    configure: Callable[[Policy], RunConfig],
     *,
     policy_override: Policy | None = None,
+    progress: ProgressFactory | None = None,
 ) -> FunctionOutput:
-    """Process a ResourceList. ``resolve_factory(policy, pull_secrets)`` returns the resolve
-    function."""
+    """Process a ResourceList. ``configure(policy)`` gives the run's configuration for the
+    policy its functionConfig says (its ``spec.lock`` and ``spec.cache`` included); the run is
+    assembled from it (:mod:`kmultiarch.run`)."""
     document = read_resource_list(text)
     value = document.value
     assert isinstance(value, Mapping)
@@ -207,10 +210,11 @@ def run_function(
         pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
     except InputError as exc:
         return _refused(document, value, str(exc))
-    resolve: Resolve = resolve_factory(policy, pull_secrets)
-    result = run_documents(
-        [InputSource(STDIN, text)], {STDIN: [document]}, policy, resolve, edit=False
-    )
+    with Session(configure(policy), pull_secrets=pull_secrets, progress=progress) as session:
+        result = run_documents(
+            [InputSource(STDIN, text)], {STDIN: [document]}, policy, session.resolve, edit=False
+        )
+        result.findings.extend(session.findings())
     findings = [
         *result.findings,
         Finding(RUN_SUMMARY, "info", "kmultiarch: " + summarise(result)),

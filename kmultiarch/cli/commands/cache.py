@@ -47,12 +47,19 @@ def clear_cache(directory: Path | None) -> int:
 
 
 def show_shared_info(url: str, ca: str | None = None, key_file: str | None = None) -> int:
-    from kmultiarch.cli.session import shared_cache_key, warn
+    import os
+
+    from kmultiarch.cli.session import CACHE_KEY_ENV, warn
     from kmultiarch.resolve.shared import SharedCacheBackend
     from kmultiarch.resolve.signing import CacheKeyError
+    from kmultiarch.run.session import shared_cache_key
 
     try:
-        key = shared_cache_key(key_file)
+        key = shared_cache_key(
+            key_file,
+            os.environ.get(CACHE_KEY_ENV) or None,
+            f"the file {key_file}" if key_file else f"${CACHE_KEY_ENV}",
+        )
     except CacheKeyError as exc:
         warn(str(exc))
         return 1

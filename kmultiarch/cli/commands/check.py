@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from kmultiarch.assess.assessment import check
-from kmultiarch.cli.pipeline import resolve_and_run
+from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output import default_format
 from kmultiarch.output.check import FORMATTERS
@@ -35,6 +35,7 @@ def check_manifests(
     sources, skipped = read_inputs(paths, skip_non_manifests=skip_non_manifests)
     note_skipped(skipped, options)
     result = resolve_and_run(options, sources, policy, edit=diff, checking=True)
+    say_findings((f for f in result.findings if not f.source), options)
     checked = check(result, policy, with_diff=diff)
     sys.stdout.write(CHECK_FORMATTERS[output or default_format()](checked))
     sys.stdout.flush()

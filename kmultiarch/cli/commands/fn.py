@@ -5,26 +5,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import (
-    pull_secrets_of,
-    report_cache_warnings,
-    report_findings,
-    resolve_function,
-)
-from kmultiarch.engine import read_sources, run_documents, summarise
+from kmultiarch.cli.pipeline import report_findings, resolve_and_run
+from kmultiarch.engine import summarise
 from kmultiarch.io.inputs import collect_inputs, read_bytes, read_limited
 from kmultiarch.krm.function import run_function
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
     from kmultiarch.core.policy import Policy
-    from kmultiarch.core.pullsecrets import DockerConfig
-    from kmultiarch.core.resolution import Resolve
-    from kmultiarch.resolve.cache import ResolutionCache
 
 #: kustomize sets these for a legacy exec plugin: the kustomization's directory (also the
 #: plugin's working directory) and the transformer config, which argv[1] names as a temp file.
@@ -32,39 +24,22 @@ KUSTOMIZE_CONFIG_ROOT_ENV = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"
 
 
 def krm_function(options: RunOptions, arguments: list[str]) -> int:
-    cache = options.open_cache()
-    try:
-        factory = _resolve_factory(options, cache)
-        if not arguments:
-            code = _resource_list(options, factory)
-        else:
-            code = _standalone(options, factory, arguments[0], arguments[1:])
-        report_cache_warnings(options, cache)
-    finally:
-        cache.close()
-    return code
+    if not arguments:
+        return _resource_list(options)
+    return _standalone(options, arguments[0], arguments[1:])
 
 
-def _resolve_factory(
-    options: RunOptions, cache: ResolutionCache
-) -> Callable[[Policy, Sequence[DockerConfig]], Resolve]:
-    def factory(policy: Policy, pull_secrets: Sequence[DockerConfig] = ()) -> Resolve:
-        options.pull_secrets = tuple(pull_secrets)
-        return resolve_function(options, policy, cache)
-
-    return factory
-
-
-def _resource_list(
-    options: RunOptions, factory: Callable[[Policy, Sequence[DockerConfig]], Resolve]
-) -> int:
+def _resource_list(options: RunOptions) -> int:
     """ResourceList in, ResourceList out; the results also go to stderr, which kustomize and
-    kpt show when the function fails."""
+    kpt show when the function fails. The run is configured from the options and the
+    functionConfig's policy (its spec.lock and spec.cache count)."""
     from kmultiarch.cli.session import fail, warn
     from kmultiarch.yaml.stream import decode_source
 
     data = read_limited(sys.stdin.buffer, "<stdin>")
-    output = run_function(decode_source(data, "<stdin>"), factory)
+    output = run_function(
+        decode_source(data, "<stdin>"), options.configure, progress=options.progress
+    )
     sys.stdout.write(output.text)
     sys.stdout.flush()
     for finding in output.findings:
@@ -77,21 +52,13 @@ def _resource_list(
     return output.exit_code
 
 
-def _standalone(
-    options: RunOptions,
-    factory: Callable[[Policy, Sequence[DockerConfig]], Resolve],
-    config: str,
-    files: list[str],
-) -> int:
+def _standalone(options: RunOptions, config: str, files: list[str]) -> int:
     """``fn CONFIG [FILE...]``: CONFIG is the functionConfig (a MultiArchPolicy, or a ConfigMap
     with string data); the manifests are the FILEs, or stdin; a plain stream goes out."""
     from kmultiarch.cli.session import fail, note
 
     policy = load_function_config(config)
-    sources = collect_inputs(files)
-    documents = read_sources(sources, policy)
-    resolve = factory(policy, pull_secrets_of(documents, policy))
-    result = run_documents(sources, documents, policy, resolve, namespace=options.namespace)
+    result = resolve_and_run(options, collect_inputs(files), policy)
     report_findings(result, options)
     if result.failed:
         fail("nothing was written: fix the errors above or set failurePolicy: Ignore")

@@ -16,19 +16,15 @@ if TYPE_CHECKING:
 
 
 def inspect_images(options: RunOptions, images: list[str], output: str) -> int:
-    from kmultiarch.cli.session import fail, warn
+    from kmultiarch.cli.pipeline import say_findings
+    from kmultiarch.cli.session import fail
+    from kmultiarch.run.session import Session
 
     references = [ImageRef.parse(image) for image in images]
     policy = options.load_policy()
-    cache = options.open_cache()
-    try:
-        resolver = options.resolver(policy, cache)
-        results = resolver.resolve(references)
-        if not options.quiet:
-            for message in cache.warnings:
-                warn(message)
-    finally:
-        cache.close()
+    with Session(options.configure(policy)) as session:
+        results = session.resolver.resolve(references)
+        say_findings(session.findings(), options)
     ordered = [results[reference] for reference in dict.fromkeys(references)]
     if output == "json":
         click.echo(json.dumps([_as_json(result) for result in ordered], indent=2))

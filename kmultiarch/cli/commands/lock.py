@@ -10,13 +10,16 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from kmultiarch.cli.pipeline import generated_at, pull_secrets_of, report_cache_warnings
+from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.engine import EngineResult, read_sources, run, run_documents
+from kmultiarch.engine import EngineResult, read_sources, run
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.safe import printable
+from kmultiarch.run.clock import generated_at
+from kmultiarch.run.runs import pull_secrets_of
+from kmultiarch.run.session import Session
 from kmultiarch.version import __version__
 from kmultiarch.yaml.stream import InputSource
 
@@ -24,8 +27,11 @@ from kmultiarch.yaml.stream import InputSource
 DEFAULT_LOCK_FILE = "kmultiarch.lock"
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kmultiarch.cli.session import RunOptions
     from kmultiarch.core.policy import Policy
+    from kmultiarch.core.pullsecrets import DockerConfig
     from kmultiarch.core.resolution import Resolution
 
 
@@ -37,7 +43,8 @@ def lock_images(
         lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
     if check_only:
         return check_lock(options, policy, paths, lock_file)
-    result = _run_fresh(options, policy, collect_inputs(paths))
+    result = resolve_and_run(options, collect_inputs(paths), policy, fresh=True)
+    say_findings((f for f in result.findings if not f.source), options)
     failures = _failures(result)
     failed = bool(failures) and policy.failure_policy == "Fail"
     _report_failures(failures, options, failed)
@@ -81,12 +88,13 @@ def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file:
 
     lock = load_lock(lock_file)
     findings: list[str] = []
+    pull_secrets: list[DockerConfig] = []
     if paths:
         sources = collect_inputs(paths)
         findings.extend(_missing_from_lock(lock, policy, sources))
-        options.pull_secrets = tuple(pull_secrets_of(read_sources(sources), policy))
+        pull_secrets = pull_secrets_of(read_sources(sources, policy), policy)
     tagged = [entry.reference for entry in lock.entries.values() if entry.reference.digest is None]
-    current = _resolve_fresh(options, policy, tagged) if tagged else {}
+    current = _resolve_fresh(options, policy, tagged, pull_secrets) if tagged else {}
     stale = 0
     for reference in tagged:
         entry = lock.entries[str(reference)]
@@ -152,53 +160,19 @@ def _platform_change(entry: LockEntry, now: Resolution) -> str:
     return f"; platforms changed from [{before}] to [{after}]"
 
 
-def _run_fresh(options: RunOptions, policy: Policy, sources: list[InputSource]) -> EngineResult:
-    """The engine over ``sources`` with every tag revalidated at its registry (no lock)."""
-    fresh = dataclasses.replace(options, cache_ttl=0.0, lock=None, offline=False)
-    cache = fresh.open_cache()
-    try:
-        from kmultiarch.io.progress import progress_line
-        from kmultiarch.resolve.resolver import Resolver
-
-        documents = read_sources(sources, policy)
-        fresh.pull_secrets = tuple(pull_secrets_of(documents, policy))
-        resolver = Resolver(
-            policy, cache, fresh.client_settings(), credentials=fresh.credential_store()
-        )
-
-        def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-            progress = progress_line(options.quiet, lambda: resolver.stats.cache_hits)
-            try:
-                return resolver.resolve(references, progress)
-            finally:
-                if progress is not None:
-                    progress.finish()
-
-        result = run_documents(sources, documents, policy, resolve, namespace=options.namespace)
-        report_cache_warnings(options, cache)
-        return result
-    finally:
-        cache.close()
-
-
 def _resolve_fresh(
-    options: RunOptions, policy: Policy, references: list[ImageRef]
+    options: RunOptions,
+    policy: Policy,
+    references: list[ImageRef],
+    pull_secrets: Sequence[DockerConfig],
 ) -> dict[ImageRef, Resolution]:
-    fresh = dataclasses.replace(options, cache_ttl=0.0, lock=None, offline=False)
-    cache = fresh.open_cache()
-    try:
-        from kmultiarch.resolve.resolver import Resolver
-
-        # Overrides do not apply: the question is what the registry says now.
-        unmodified = dataclasses.replace(policy, overrides=())
-        resolver = Resolver(
-            unmodified, cache, fresh.client_settings(), credentials=fresh.credential_store()
-        )
-        resolved = resolver.resolve(references)
-        report_cache_warnings(options, cache)
-        return resolved
-    finally:
-        cache.close()
+    """What the registries say of ``references`` now. Overrides do not apply: the question is
+    what the registry says."""
+    config = options.configure(dataclasses.replace(policy, overrides=()), fresh=True)
+    with Session(config, pull_secrets=pull_secrets) as session:
+        resolved = session.resolver.resolve(references)
+        say_findings(session.findings(), options)
+    return dict(resolved)
 
 
 def _failures(result: EngineResult) -> list[str]:

@@ -8,13 +8,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from kmultiarch.assess.assessment import Inventory, UpgradeSuggestion, inventory
-from kmultiarch.cli.pipeline import generated_at, resolve_and_run
+from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.cli.session import warn
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.upgrades import lacking_platforms
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.report import FORMATTERS
+from kmultiarch.run.clock import generated_at
+from kmultiarch.run.session import Session
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -27,6 +29,7 @@ def report_images(
     policy = options.load_policy()
     sources = collect_inputs(paths)
     result = resolve_and_run(options, sources, policy, edit=False, checking=True)
+    say_findings((f for f in result.findings if not f.source), options)
     found = inventory(result, policy)
     if suggest_upgrades:
         found.upgrades = _upgrades(options, policy, found)
@@ -49,11 +52,9 @@ def _upgrades(options: RunOptions, policy: Policy, found: Inventory) -> list[Upg
             lacking[ImageRef.parse(image.reference)] = missing
     if not lacking:
         return []
-    cache = options.open_cache()
-    try:
-        upgrades = suggest_upgrades(options.resolver(policy, cache), lacking)
-    finally:
-        cache.close()
+    with Session(options.configure(policy)) as session:
+        upgrades = suggest_upgrades(session.resolver, lacking)
+        say_findings(session.findings(), options)
     for reference, upgrade in upgrades.items():
         if upgrade.problem:
             warn(f"{reference}: no upgrade suggested: {upgrade.problem}")

@@ -44,10 +44,12 @@ def verify_images(
 ) -> int:
     """Exit 1 when any platform manifest starts a binary of another machine (``mismatch``)
     or an image cannot be read at all; ``unverified`` platforms are reported, not failed."""
-    from kmultiarch.cli.session import fail, note, warn
+    from kmultiarch.cli.pipeline import say_findings
+    from kmultiarch.cli.session import fail, note
     from kmultiarch.output.verification import verification_document, verification_text
     from kmultiarch.resolve.verify import VerifyBounds
     from kmultiarch.resolve.verify import verify_images as verify
+    from kmultiarch.run.session import Session
 
     bounds = VerifyBounds(
         parse_size(max_bytes, "--max-bytes"),
@@ -56,22 +58,18 @@ def verify_images(
     )
     references = list(dict.fromkeys(ImageRef.parse(image) for image in images))
     policy = options.load_policy()
-    cache = options.open_cache()
-    try:
-        resolutions = options.resolver(policy, cache).resolve(references)
+    config = options.configure(policy)
+    with Session(config) as session:
+        resolutions = session.resolver.resolve(references)
         run = verify(
             [resolutions[reference] for reference in references],
-            cache,
+            session.cache,
             registries=policy.registries,
-            settings=options.client_settings(),
-            credentials=options.credential_store(),
+            settings=config.client,
+            credentials=session.credentials(),
             bounds=bounds,
         )
-        if not options.quiet:
-            for message in cache.warnings:
-                warn(message)
-    finally:
-        cache.close()
+        say_findings(session.findings(), options)
     results = list(run.results.values())
     if output == "json":
         sys.stdout.write(verification_document(results, run.stats.per_manifest))
