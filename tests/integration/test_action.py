@@ -186,7 +186,7 @@ def test_action_passes_verify_through_only_when_set(
     refused as an unknown option (exit 2, whatever fail-on says); an empty one is not passed."""
     mutated = (DEMO / "expected" / "mutated.yaml").read_text()
     run, _ = run_action(
-        action_setup, tmp_path, {"all.yaml": mutated}, paths="all.yaml", verify="true"
+        action_setup, tmp_path, {"all.yaml": mutated}, paths="all.yaml", verify="off"
     )
     help_text = check_help(action_setup)
     if "--verify" in help_text:
