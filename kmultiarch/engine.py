@@ -731,7 +731,9 @@ def _mismatch_findings(
                     f"image {image.container.image!r} of container {image.container.name!r} "
                     f"claims {verdict.platform}, but {verdict.file or 'the program it starts'} "
                     f"is built for {verdict.machine or 'another machine'}"
-                    + (f" ({verdict.reason})" if verdict.reason else ""),
+                    + (f" (started via {' -> '.join(verdict.via)})" if verdict.via else "")
+                    # The reason says the same as the file and machine do, when both are known.
+                    + (f" ({verdict.reason})" if not (verdict.file and verdict.machine) else ""),
                     path=(*image.container.path, "image"),
                     image=image.container.image,
                     **base,

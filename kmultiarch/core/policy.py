@@ -344,6 +344,8 @@ def _verify(value: object, source: str) -> VerifySettings:
     _check_keys(value, {"mode", "maxBytes", "maxExpandedBytes", "deadline"}, "spec.verify", source)
     defaults = VerifySettings()
     mode = value.get("mode", defaults.mode)
+    if mode is False:
+        mode = "off"  # YAML 1.1, as the policy is read, takes an unquoted off for false
     if mode not in VERIFY_MODES:
         raise PolicyError(
             f"{source}: spec.verify.mode: expected one of {', '.join(VERIFY_MODES)}, got {mode!r}"

@@ -7,7 +7,7 @@ from overrides, a lock file, a cache or a registry (:mod:`kmultiarch.resolve`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from kmultiarch.core.platform import Platform
@@ -42,6 +42,23 @@ class Resolution:
         """Resolved, with no platform to run on: an OLM bundle image or an OCI artifact. Such
         an image does not narrow where its pod runs."""
         return self.error is None and not self.platforms
+
+    def verified(self, verification: ImageVerification, *, enforce: bool) -> Resolution:
+        """This answer with ``verification``; ``enforce``: without the platforms whose program
+        is of another machine. An image left with none runs nowhere it claims: an error (an
+        empty set would say it runs anywhere, as a metadata-only image)."""
+        dropped = self.platforms & verification.mismatched if enforce else frozenset()
+        if not dropped:
+            return replace(self, verification=verification)
+        if dropped != self.platforms:
+            return replace(self, platforms=self.platforms - dropped, verification=verification)
+        claimed = ", ".join(sorted(str(platform) for platform in dropped))
+        error = ResolutionError(
+            str(self.reference),
+            f"every platform its registry lists ({claimed}) starts a program of another machine "
+            "(spec.verify: enforce)",
+        )
+        return replace(self, platforms=frozenset(), verification=verification, error=error)
 
 
 #: The engine's view of a resolver: every distinct reference of a run in, an answer for each out.

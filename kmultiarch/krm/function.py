@@ -210,9 +210,14 @@ def run_function(
         pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
     except InputError as exc:
         return _refused(document, value, str(exc))
-    with Session(configure(policy), pull_secrets=pull_secrets, progress=progress) as session:
+    config = configure(policy)  # the run's policy: the options win (--verify)
+    with Session(config, pull_secrets=pull_secrets, progress=progress) as session:
         result = run_documents(
-            [InputSource(STDIN, text)], {STDIN: [document]}, policy, session.resolve, edit=False
+            [InputSource(STDIN, text)],
+            {STDIN: [document]},
+            config.policy,
+            session.resolve,
+            edit=False,
         )
         result.findings.extend(session.findings())
     findings = [

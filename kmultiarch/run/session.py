@@ -17,9 +17,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from kmultiarch.core.findings import CACHE_PROBLEM, Finding
+from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution
+from kmultiarch.core.verification import ImageVerification
 from kmultiarch.run.config import RunConfig
 
 if TYPE_CHECKING:
@@ -126,7 +127,8 @@ class Session:
     # What a run does with them -------------------------------------------------------------
 
     def resolve(self, references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-        """The engine's ``resolve``: every reference's answer, with the front's progress."""
+        """The engine's ``resolve``: every reference's answer, with the front's progress, and
+        with ``spec.verify`` each image's verification (a warm run makes no request)."""
         resolver = self.resolver
         shown = (
             self.progress(lambda: resolver.stats.cache_hits + resolver.stats.locked)
@@ -135,10 +137,83 @@ class Session:
         )
         callback: ProgressCallback | None = shown
         try:
-            return resolver.resolve(references, callback)
+            resolved = resolver.resolve(references, callback)
         finally:
             if shown is not None:
                 shown.finish()
+        if self.config.policy.verify.mode == "off":
+            return resolved
+        return self._verified(resolved)
+
+    def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
+        """``spec.verify``: every resolved image with the verdict on the program each of its
+        platforms starts (the lock's, else the cache's, else read from the registry); under
+        ``enforce``, without the platforms whose verdict is ``mismatch``. Overrides name no
+        manifest: nothing to read."""
+        policy = self.config.policy
+        wanted = [
+            resolution
+            for resolution in resolved.values()
+            if resolution.ok
+            and resolution.digest is not None
+            and resolution.source != "override"
+            and resolution.verification is None
+        ]
+        found: dict[ImageRef, ImageVerification] = {}
+        if wanted and self.config.offline:
+            found = self._not_verified_offline(wanted)
+        elif wanted:
+            from kmultiarch.resolve.verify import VerifyBounds, verify_images
+
+            bounds = policy.verify
+            run = verify_images(
+                wanted,
+                self.cache,
+                registries=policy.registries,
+                settings=self.config.client,
+                credentials=self.credentials(),
+                bounds=VerifyBounds(bounds.max_bytes, bounds.max_expanded_bytes, bounds.deadline),
+            )
+            found = run.results
+            for reference, result in found.items():
+                if result.error is not None:
+                    reason = result.error.removeprefix(f"{reference}: ")
+                    self._findings.append(
+                        Finding(UNVERIFIED_IMAGE, "warning", f"{reference} not verified: {reason}")
+                    )
+        enforce = policy.verify.mode == "enforce"
+        answers: dict[ImageRef, Resolution] = {}
+        for reference, resolution in resolved.items():
+            verification = resolution.verification or found.get(reference)
+            answers[reference] = (
+                resolution.verified(verification, enforce=enforce)
+                if verification is not None
+                else resolution
+            )
+        return answers
+
+    def _not_verified_offline(
+        self, resolutions: Sequence[Resolution]
+    ) -> dict[ImageRef, ImageVerification]:
+        """Offline, only the lock's verdicts answer: the others are said once, and not read."""
+        reason = "not verified: the lock records no verdict and --offline reads no layer"
+        names = sorted(str(resolution.reference) for resolution in resolutions)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        self._findings.append(
+            Finding(
+                UNVERIFIED_IMAGE,
+                "warning",
+                f"{len(names)} image{'' if len(names) == 1 else 's'} not verified ({shown}): "
+                "the lock records no verdict for them and --offline reads no layer; record "
+                "them with `kmultiarch lock --verify warn`",
+            )
+        )
+        return {
+            resolution.reference: ImageVerification(
+                resolution.reference, resolution.digest, error=reason
+            )
+            for resolution in resolutions
+        }
 
     def findings(self) -> list[Finding]:
         """What the parts had to say since the last call (the cache's warnings), as findings."""
