@@ -17,23 +17,28 @@ import pytest
 from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
 from support.executables import (
+    AMD64,
+    ARM64,
+    ARM_V7,
     DOCKER_GZIP,
     EM_386,
     EM_PPC64,
     EM_RISCV,
     EM_S390,
     PE_AMD64,
-    Dir,
     File,
     Hardlink,
     Layer,
     Symlink,
     arm_elf,
     busybox,
+    busybox_layer,
     compressed_layer,
     elf,
+    honest_image,
     image,
     layer,
+    lying_image,
     opaque,
     pe,
     script,
@@ -47,25 +52,10 @@ from support.seed import (
     index,
 )
 
-AMD64 = PlatformSpec("linux", "amd64")
-ARM64 = PlatformSpec("linux", "arm64")
-ARM_V7 = PlatformSpec("linux", "arm", "v7")
 ARM_V6 = PlatformSpec("linux", "arm", "v6")
 WINDOWS_AMD64 = PlatformSpec("windows", "amd64", os_version="10.0.17763.6659")
 WINDOWS_ARM64 = PlatformSpec("windows", "arm64", os_version="10.0.26100.1")
-BUSYBOX_ARCH = {"amd64": "amd64", "arm64": "arm64", "arm": "armhf"}
 MiB = 1024 * 1024
-
-
-def busybox_layer(arch: str, *extra: File | Dir | Symlink | Hardlink, **options: str) -> Layer:
-    """A base layer: BusyBox at /bin/busybox, /bin/sh and /usr/bin/env linked to it."""
-    return layer(
-        File("bin/busybox", busybox(arch)),
-        Symlink("bin/sh", "busybox"),
-        Symlink("usr/bin/env", "/bin/busybox"),
-        *extra,
-        **options,
-    )
 
 
 def single(platform: PlatformSpec, layers: list[Layer], **config: object) -> Manifest:
@@ -74,11 +64,6 @@ def single(platform: PlatformSpec, layers: list[Layer], **config: object) -> Man
 
 def multi(*entries: tuple[PlatformSpec, Manifest]) -> Manifest:
     return index([IndexEntry(manifest, platform) for platform, manifest in entries])
-
-
-def _honest(platform: PlatformSpec) -> Manifest:
-    base = busybox_layer(BUSYBOX_ARCH[platform.architecture])
-    return single(platform, [base], entrypoint=["sh", "-c", "exec busybox true"], label="honest")
 
 
 def _gzip_bomb(expanded: int) -> Layer:
@@ -122,13 +107,8 @@ def _catalogue() -> dict[str, Manifest]:
     big = _random(12 * MiB, 1)
     bigger = _random(40 * MiB, 2)
     return {
-        "honest": multi(
-            (AMD64, _honest(AMD64)), (ARM64, _honest(ARM64)), (ARM_V7, _honest(ARM_V7))
-        ),
-        "liar": multi(
-            (AMD64, single(AMD64, [amd64], entrypoint=["/bin/busybox"], label="liar")),
-            (ARM64, single(ARM64, [amd64], entrypoint=["/bin/busybox"], label="liar")),
-        ),
+        "honest": honest_image(AMD64, ARM64, ARM_V7),
+        "liar": lying_image(),
         "symlink-chain": single(
             ARM64,
             [

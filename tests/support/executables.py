@@ -30,9 +30,11 @@ from .seed import (
     OCI_CONFIG,
     OCI_MANIFEST,
     Blob,
+    IndexEntry,
     Manifest,
     PlatformSpec,
     image_manifest,
+    index,
     sha256_digest,
 )
 from .tools import REPO, missing
@@ -298,8 +300,60 @@ def image(
     )
 
 
+#: The Debian architecture of each platform architecture's BusyBox.
+BUSYBOX_ARCH = {"amd64": "amd64", "arm64": "arm64", "arm": "armhf"}
+AMD64 = PlatformSpec("linux", "amd64")
+ARM64 = PlatformSpec("linux", "arm64")
+ARM_V7 = PlatformSpec("linux", "arm", "v7")
+
+
+def busybox_layer(arch: str, *extra: Entry, **options: str) -> Layer:
+    """A base layer: BusyBox at /bin/busybox, /bin/sh and /usr/bin/env linked to it."""
+    return layer(
+        File("bin/busybox", busybox(arch)),
+        Symlink("bin/sh", "busybox"),
+        Symlink("usr/bin/env", "/bin/busybox"),
+        *extra,
+        **options,  # type: ignore[arg-type]  # compression, media_type
+    )
+
+
+def honest_image(*platforms: PlatformSpec) -> Manifest:
+    """An index whose every platform starts (through ``sh -c``) the BusyBox built for it."""
+    return index(
+        [
+            IndexEntry(
+                image(
+                    platform,
+                    [busybox_layer(BUSYBOX_ARCH[platform.architecture])],
+                    entrypoint=["sh", "-c", "exec busybox true"],
+                    label="honest",
+                ),
+                platform,
+            )
+            for platform in platforms or (AMD64, ARM64, ARM_V7)
+        ]
+    )
+
+
+def lying_image() -> Manifest:
+    """linux/amd64 and linux/arm64, both starting the amd64 BusyBox: the arm64 manifest lies
+    (a cross-build that copied the host's binary)."""
+    amd64 = busybox_layer("amd64")
+    return index(
+        [
+            IndexEntry(image(spec, [amd64], entrypoint=["/bin/busybox"], label="liar"), spec)
+            for spec in (AMD64, ARM64)
+        ]
+    )
+
+
 __all__ = [
+    "AMD64",
+    "ARM64",
+    "ARM_V7",
     "BINARIES",
+    "BUSYBOX_ARCH",
     "DOCKER_FOREIGN",
     "DOCKER_GZIP",
     "OCI_GZIP",
@@ -313,10 +367,13 @@ __all__ = [
     "arm_attributes",
     "arm_elf",
     "busybox",
+    "busybox_layer",
     "compressed_layer",
     "elf",
+    "honest_image",
     "image",
     "layer",
+    "lying_image",
     "opaque",
     "pe",
     "script",
