@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from kmultiarch.cli.session import CACHE_KEY_ENV, RunOptions, append_to_warnings_file, fail
+from kmultiarch.core.policy import VERIFY_MODES
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.output.safe import printable
 from kmultiarch.run.config import RunRequest
@@ -125,6 +126,7 @@ def resolver_options(function: F) -> F:
             lock=kwargs.pop("lock", None),
             offline=kwargs.pop("offline", False),
             namespace=kwargs.pop("namespace"),
+            verify=kwargs.pop("verify_mode", None),
         )
         run_options = RunOptions(
             kwargs.pop("config"),
@@ -172,6 +174,21 @@ def lock_options(function: F) -> F:
     )(function)
 
 
+def verify_option(function: F) -> F:
+    """``--verify MODE``, for commands decorated with :func:`resolver_options` (put this
+    decorator above that one)."""
+    return click.option(
+        "--verify",
+        "verify_mode",
+        type=click.Choice(VERIFY_MODES),
+        default=None,
+        envvar="KMULTIARCH_VERIFY",
+        help="Check that the program each image starts is built for the platforms it claims "
+        "(docs/verify.md): warn reports a platform-mismatch, enforce also keeps pods off the "
+        "platform (default: the policy's spec.verify.mode, else off).",
+    )(function)
+
+
 def _configure_logging(verbose: int) -> None:
     if verbose:
         handler = logging.StreamHandler(sys.stderr)
@@ -210,34 +227,30 @@ def inspect(options: RunOptions, images: tuple[str, ...], output: str) -> int:
 )
 @click.option(
     "--max-bytes",
-    default="64MiB",
-    show_default=True,
     metavar="SIZE",
-    help="Layer bytes one platform manifest may download before it is left unverified.",
+    help="Layer bytes one platform manifest may download before it is left unverified "
+    "(default: the policy's spec.verify.maxBytes, else 64MiB).",
 )
 @click.option(
     "--max-expanded",
-    default="1GiB",
-    show_default=True,
     metavar="SIZE",
-    help="Decompressed layer bytes one platform manifest may read (bounds a gzip bomb).",
+    help="Decompressed layer bytes one platform manifest may read, bounding a gzip bomb "
+    "(default: spec.verify.maxExpandedBytes, else 1GiB).",
 )
 @click.option(
     "--deadline",
     type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
     metavar="SECONDS",
-    help="Time one platform manifest may take.",
+    help="Time one platform manifest may take (default: spec.verify.deadline, else 30).",
 )
 @resolver_options
 def verify(
     options: RunOptions,
     images: tuple[str, ...],
     output: str,
-    max_bytes: str,
-    max_expanded: str,
-    deadline: float,
+    max_bytes: str | None,
+    max_expanded: str | None,
+    deadline: float | None,
 ) -> int:
     """Check that the program each platform of each IMAGE starts is built for that platform
     (ELF or PE machine of the entrypoint, read from the layers). Exit 1 on a mismatch."""
@@ -262,6 +275,7 @@ def verify(
     is_flag=True,
     help="Rewrite the changed files (atomically) instead of printing.",
 )
+@verify_option
 @lock_options
 @resolver_options
 def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: bool) -> int:
@@ -276,6 +290,7 @@ def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: b
 
 @cli.command(context_settings={"ignore_unknown_options": False})
 @click.argument("arguments", nargs=-1)
+@verify_option
 @lock_options
 @resolver_options
 def fn(options: RunOptions, arguments: tuple[str, ...]) -> int:
@@ -322,6 +337,7 @@ _SKIP_NON_MANIFESTS = click.option(
 )
 @click.option("--diff", is_flag=True, help="Also show the unified diff mutate would apply.")
 @_SKIP_NON_MANIFESTS
+@verify_option
 @lock_options
 @resolver_options
 def check(
@@ -343,6 +359,7 @@ def check(
 @cli.command()
 @click.argument("files", nargs=-1, required=True)
 @_SKIP_NON_MANIFESTS
+@verify_option
 @lock_options
 @resolver_options
 def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -> int:
@@ -371,6 +388,7 @@ def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -
     help="For each image lacking a cluster platform, look for the nearest newer version tag "
     "(from the registry's tag list) that has it.",
 )
+@verify_option
 @lock_options
 @resolver_options
 def report(options: RunOptions, paths: tuple[str, ...], output: str, suggest_upgrades: bool) -> int:
@@ -402,6 +420,7 @@ def report(options: RunOptions, paths: tuple[str, ...], output: str, suggest_upg
     help="Write nothing; list entries whose tag now points to another digest (and, given "
     "PATHs, images missing from the lock); exit 1 when there is any.",
 )
+@verify_option
 @resolver_options
 def lock(
     options: RunOptions, paths: tuple[str, ...], lock_file: str | None, check_only: bool

@@ -509,6 +509,25 @@ def test_a_layer_over_the_budget_is_unverified_with_bounded_bytes(
     assert platform["status"] == "verified"
 
 
+def test_the_bounds_default_to_the_policy(
+    pushed: Pushed, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``--config POLICY``: spec.verify's bounds, unless an option says otherwise."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        "spec:\n  verify: {maxBytes: 4194304}\n"
+    )
+    reference = pushed.references["over-budget"]
+    bounded = verify([reference], env, "--config", str(policy))
+    (platform,) = bounded.json()[0]["platforms"]
+    assert (platform["status"], platform["code"]) == ("unverified", "budget")
+    assert "4 MiB" in platform["reason"]
+    option = verify([reference], env, "--config", str(policy), "--max-bytes", "64MiB")
+    (platform,) = option.json()[0]["platforms"]
+    assert platform["status"] == "verified"
+
+
 @pytest.mark.parametrize(("options", "cap"), [(["--max-expanded", "64MiB"], 64), ([], 1024)])
 def test_a_gzip_bomb_stops_at_the_cap(
     pushed: Pushed, env: dict[str, str], options: list[str], cap: int

@@ -38,12 +38,13 @@ def verify_images(
     options: RunOptions,
     images: list[str],
     output: str,
-    max_bytes: str,
-    max_expanded: str,
-    deadline: float,
+    max_bytes: str | None,
+    max_expanded: str | None,
+    deadline: float | None,
 ) -> int:
     """Exit 1 when any platform manifest starts a binary of another machine (``mismatch``)
-    or an image cannot be read at all; ``unverified`` platforms are reported, not failed."""
+    or an image cannot be read at all; ``unverified`` platforms are reported, not failed.
+    Bounds not given are the policy's (``spec.verify``)."""
     from kmultiarch.cli.pipeline import say_findings
     from kmultiarch.cli.session import fail, note
     from kmultiarch.output.verification import verification_document, verification_text
@@ -51,13 +52,16 @@ def verify_images(
     from kmultiarch.resolve.verify import verify_images as verify
     from kmultiarch.run.session import Session
 
-    bounds = VerifyBounds(
-        parse_size(max_bytes, "--max-bytes"),
-        parse_size(max_expanded, "--max-expanded"),
-        deadline,
-    )
     references = list(dict.fromkeys(ImageRef.parse(image) for image in images))
     policy = options.load_policy()
+    asked = policy.verify
+    bounds = VerifyBounds(
+        parse_size(max_bytes, "--max-bytes") if max_bytes is not None else asked.max_bytes,
+        parse_size(max_expanded, "--max-expanded")
+        if max_expanded is not None
+        else asked.max_expanded_bytes,
+        deadline if deadline is not None else asked.deadline,
+    )
     config = options.configure(policy)
     with Session(config) as session:
         resolutions = session.resolver.resolve(references)
