@@ -11,6 +11,8 @@ comment saying how and when it was made::
       docker.io/library/nginx:1.27:
         digest: sha256:...
         platforms: [linux/amd64, linux/arm64]
+        verified:                    # lock --verify: each platform's verdict (verify.md)
+          linux/amd64: {status: verified, digest: sha256:..., file: /bin/busybox, ...}
 
 Lookups are consistent with digest pinning: a reference that names a digest is answered only by
 an entry with that digest (its own entry, or a tag of the same repository locked to it); a
@@ -32,6 +34,12 @@ from kmultiarch.core.answers import (
 from kmultiarch.core.digest import EXAMPLE
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.verification import (
+    ImageVerification,
+    PlatformVerification,
+    verification_from_json,
+    verification_json,
+)
 from kmultiarch.errors import InputError, InvalidReferenceError
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
@@ -48,6 +56,16 @@ class LockEntry:
     digest: str
     platforms: frozenset[Platform]
     media_type: str | None = None
+    #: ``lock --verify``: the verdict on each platform manifest (``verified:``, keyed by
+    #: platform); None when the lock was made without verifying.
+    verified: tuple[PlatformVerification, ...] | None = None
+
+    @property
+    def verification(self) -> ImageVerification | None:
+        """The recorded verdicts as a run's verification of the image (offline renders)."""
+        if self.verified is None:
+            return None
+        return ImageVerification(self.reference, self.digest, self.verified)
 
 
 @dataclass(frozen=True)
@@ -123,7 +141,7 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
         raise LockFileError(f"{where}: {exc}") from exc
     if not isinstance(value, Mapping):
         raise LockFileError(f"{where}: expected a mapping with digest and platforms")
-    unknown = set(value) - {"digest", "platforms", "mediaType"}
+    unknown = set(value) - {"digest", "platforms", "mediaType", "verified"}
     if unknown:
         raise LockFileError(f"{where}: unknown key {sorted(unknown)[0]!r}")
     try:
@@ -147,7 +165,44 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
         media_type = checked_media_type(value.get("mediaType"))
     except AnswerError as exc:
         raise LockFileError(f"{where}.{exc.field}: {exc.reason}") from exc
-    return LockEntry(reference, digest, platforms, media_type)
+    verified = _verdicts(value.get("verified"), platforms, where) if "verified" in value else None
+    return LockEntry(reference, digest, platforms, media_type, verified)
+
+
+#: The keys of a recorded verdict: core/verification's JSON form without its platform (the key).
+_VERDICT_KEYS = frozenset({"status", "digest", "file", "machine", "reason", "code", "via"})
+
+
+def _verdicts(
+    value: object, platforms: frozenset[Platform], where: str
+) -> tuple[PlatformVerification, ...]:
+    """``verified:``: platform -> verdict, each checked as the caches check theirs, and of a
+    platform the entry lists (a verdict on another would decide nothing, or the wrong thing)."""
+    if not isinstance(value, Mapping):
+        raise LockFileError(
+            f"{where}.verified: expected a mapping from platform to verdict, like "
+            "{linux/arm64: {status: verified, digest: ..., file: /bin/app, machine: aarch64}}"
+        )
+    verdicts: dict[Platform, PlatformVerification] = {}
+    for key, item in value.items():
+        here = f"{where}.verified.{key}"
+        if not isinstance(item, Mapping):
+            raise LockFileError(f"{here}: expected a mapping with status and digest")
+        unknown = set(item) - _VERDICT_KEYS
+        if unknown:
+            raise LockFileError(f"{here}: unknown key {sorted(unknown, key=str)[0]!r}")
+        if "platform" in item or not isinstance(key, str):
+            raise LockFileError(f"{here}: expected a platform as key")
+        try:
+            verdict = verification_from_json({**item, "platform": key})
+        except AnswerError as exc:
+            raise LockFileError(f"{here}.{exc.field}: {exc.reason}") from exc
+        if verdict.platform not in platforms:
+            raise LockFileError(f"{here}: not one of the entry's platforms")
+        if verdict.platform in verdicts:
+            raise LockFileError(f"{here}: the platform has a verdict already")
+        verdicts[verdict.platform] = verdict
+    return tuple(verdicts.values())
 
 
 def format_lock(lock: ImageLock, header: Iterable[str] = ()) -> str:
@@ -166,12 +221,62 @@ def format_lock(lock: ImageLock, header: Iterable[str] = ()) -> str:
             lines.append(f"    mediaType: {_quoted(entry.media_type)}")
         platforms = ", ".join(_quoted(str(p)) for p in sorted(entry.platforms, key=str))
         lines.append(f"    platforms: [{platforms}]")
+        if entry.verified is not None:
+            lines.extend(_verdict_lines(entry.verified))
     return "\n".join(lines) + "\n"
 
 
+def _verdict_lines(verdicts: Iterable[PlatformVerification]) -> list[str]:
+    ordered = sorted(verdicts, key=lambda verdict: str(verdict.platform))
+    if not ordered:
+        return ["    verified: {}"]
+    lines = ["    verified:"]
+    for verdict in ordered:
+        lines.append(f"      {_quoted(str(verdict.platform))}:")
+        document = verification_json(verdict)
+        for key in ("status", "digest", "code", "file", "machine", "reason"):
+            if document.get(key) is not None:
+                lines.append(f"        {key}: {_quoted(document[key])}")
+        if verdict.via:
+            lines.append(f"        via: [{', '.join(_quoted(step) for step in verdict.via)}]")
+    return lines
+
+
 def _quoted(text: str) -> str:
-    """References, digests and platforms are plain-safe but for ``:`` followed by a space or
-    the ``@``, which YAML reserves at the start: quote when unsure."""
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*", text) and ": " not in text:
+    """References, digests and platforms are plain-safe; what else a lock holds (a verdict's
+    file, machine and reason, read from an image) is double-quoted with every character YAML
+    would not keep as it is escaped, so that the lock reads back to the same text."""
+    if (
+        _PLAIN.fullmatch(text)
+        and ": " not in text
+        # Not a word or number YAML 1.1 reads as something else (no, on, null, 1.0, 1:20).
+        and ("/" in text or (text[0].isalpha() and text.lower() not in _YAML_WORDS))
+    ):
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + "".join(_escaped(character) for character in text) + '"'
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/:@+-]*")
+_YAML_WORDS = frozenset({"y", "yes", "n", "no", "true", "false", "on", "off", "null"})
+#: What may stand unescaped in a double-quoted YAML scalar: the printable characters (as
+#: libyaml and PyYAML read them), without line breaks, tabs (a quoted scalar folds them) and BOM.
+_KEPT = re.compile(
+    "[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def _escaped(character: str) -> str:
+    if character in '"\\':
+        return "\\" + character
+    if _KEPT.fullmatch(character):
+        return character
+    code = ord(character)
+    if 0xD800 <= code <= 0xDFFF:
+        # A byte of a file name that was not UTF-8 (kept as a lone surrogate): YAML has no
+        # escape for it, and the lock records the name for people.
+        return "\ufffd"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"

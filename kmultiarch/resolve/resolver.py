@@ -136,7 +136,16 @@ class Resolver:
         locked = self.lock.lookup(reference) if self.lock is not None else None
         if locked is not None:
             self.stats.locked += 1
-            return Resolution(reference, locked.platforms, locked.digest, locked.media_type, "lock")
+            # The verdicts it records (lock --verify) answer spec.verify offline too.
+            verification = locked.verification if self.policy.verify.mode != "off" else None
+            return Resolution(
+                reference,
+                locked.platforms,
+                locked.digest,
+                locked.media_type,
+                "lock",
+                verification=verification,
+            )
         if self.offline:
             # Offline renders depend on the lock alone, not on what a cache happens to hold.
             return Resolution(reference, error=self._offline_error(reference))

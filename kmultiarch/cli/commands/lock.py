@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from kmultiarch.core.policy import Policy
     from kmultiarch.core.pullsecrets import DockerConfig
     from kmultiarch.core.resolution import Resolution
+    from kmultiarch.core.verification import PlatformVerification
 
 
 def lock_images(
@@ -43,6 +45,12 @@ def lock_images(
         lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
     if check_only:
         return check_lock(options, policy, paths, lock_file)
+    if (options.request.verify or policy.verify.mode) == "enforce":
+        # The lock records what the registry claims and every verdict; dropping a platform
+        # is the decision of each render that reads it (under its own mode).
+        options = dataclasses.replace(
+            options, request=dataclasses.replace(options.request, verify="warn")
+        )
     result = resolve_and_run(options, collect_inputs(paths), policy, fresh=True)
     say_findings((f for f in result.findings if not f.source), options)
     failures = _failures(result)
@@ -54,7 +62,13 @@ def lock_images(
         fail(f"{lock_file} was not written: fix the errors above or set failurePolicy: Ignore")
         return 1
     entries = [
-        LockEntry(reference, resolution.digest, resolution.platforms, resolution.media_type)
+        LockEntry(
+            reference,
+            resolution.digest,
+            resolution.platforms,
+            resolution.media_type,
+            _verdicts(resolution),
+        )
         for reference, resolution in result.resolutions.items()
         if resolution.ok and resolution.digest and resolution.source != "override"
     ]
@@ -68,8 +82,36 @@ def lock_images(
             f"wrote {lock_file}: {len(entries)} images"
             + (f" ({overridden} declared by overrides, not locked)" if overridden else "")
             + (f"; {len(failures)} could not be resolved" if failures else "")
+            + _verdict_counts(entries)
         )
     return 0
+
+
+def _verdicts(resolution: Resolution) -> tuple[PlatformVerification, ...] | None:
+    """What ``--verify`` found, to record; None when nothing was verified (``off``, or the
+    image could not be read: a render then verifies it itself)."""
+    verification = resolution.verification
+    if verification is None or verification.error is not None:
+        return None
+    return verification.platforms
+
+
+def _verdict_counts(entries: Sequence[LockEntry]) -> str:
+    verdicts = [v for entry in entries for v in entry.verified or ()]
+    if not any(entry.verified is not None for entry in entries):
+        return ""
+    counts = Counter(verdict.status for verdict in verdicts)
+    lying = [
+        f"{entry.reference} {verdict.platform}"
+        for entry in entries
+        for verdict in entry.verified or ()
+        if verdict.status == "mismatch"
+    ]
+    return (
+        f"; platforms verified: {counts['verified']}, mismatch: {counts['mismatch']}"
+        + (f" ({', '.join(lying)})" if lying else "")
+        + f", unverified: {counts['unverified']}"
+    )
 
 
 def lock_header(command: str) -> list[str]:
