@@ -27,6 +27,7 @@ from kmultiarch.core.findings import Finding, PodStatus, ResourceRef
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.scheduling import describe_changes, supported_platforms
+from kmultiarch.core.verification import ImageVerification
 from kmultiarch.engine import EngineResult, ImageOutcome, Locator, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
 
@@ -45,6 +46,7 @@ class ContainerRow:
     resolved_from: str | None
     error: str | None
     reason: str | None = None  # the error without the reference
+    verification: ImageVerification | None = None  # spec.verify's verdicts, when asked
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,7 @@ def _container_row(image: ImageOutcome, document: Locator) -> ContainerRow:
         resolved_from=resolution.source if ok and resolution is not None else None,
         error=image.failure,
         reason=image.failure_reason,
+        verification=resolution.verification if resolution is not None else None,
     )
 
 
@@ -189,6 +192,7 @@ class ImageEntry:
     resolved_from: str | None
     error: str | None
     used_by: tuple[WorkloadUse, ...]
+    verification: ImageVerification | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +279,7 @@ def inventory(result: EngineResult, policy: Policy) -> Inventory:
             resolved_from=uses.row.resolved_from,
             error=uses.row.error,
             used_by=tuple(uses.used_by),
+            verification=uses.row.verification,
         )
         for key, uses in sorted(images.items())
     ]

@@ -9,6 +9,7 @@ from typing import Any
 from kmultiarch.assess.assessment import ImageEntry, Inventory, UpgradeSuggestion, WorkloadEntry
 from kmultiarch.output import display_path, table
 from kmultiarch.output.safe import printable
+from kmultiarch.output.verification import image_json, verdict_detail, verdict_text
 from kmultiarch.version import __version__
 
 SUMMARY_LABELS = {
@@ -50,6 +51,7 @@ def format_text(inventory: Inventory, generated: str) -> str:
     if unresolved:
         lines += ["", "Unresolved images"]
         lines += [f"  {image.reference}: {_error_text(image)}" for image in unresolved]
+    lines += _verification_lines(inventory)
     lines += ["", "Workloads"]
     workload_rows = [
         (
@@ -70,6 +72,27 @@ def format_text(inventory: Inventory, generated: str) -> str:
         ]
     lines += ["", f"cluster platforms: {', '.join(inventory.cluster)}; generated {generated}"]
     return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _verification_lines(inventory: Inventory) -> list[str]:
+    """spec.verify's verdicts, per image (nothing when it is off)."""
+    verified = [image for image in inventory.images if image.verification is not None]
+    if not verified:
+        return []
+    lines = ["", "Verification (the program each platform starts)"]
+    for image in verified:
+        verification = image.verification
+        assert verification is not None
+        if verification.error is not None:
+            lines.append(f"  {image.reference}: {_without(verification.error, image)}")
+            continue
+        lines.append(f"  {image.reference}")
+        width = max((len(str(v.platform)) for v in verification.platforms), default=0)
+        lines += [
+            f"    {verdict.platform!s:<{width}}  {verdict_text(verdict)}"
+            for verdict in verification.platforms
+        ] or ["    (no platform to run on: nothing to verify)"]
+    return lines
 
 
 def _html(text: str) -> str:
@@ -125,8 +148,12 @@ def _platforms_text(image: ImageEntry) -> str:
 
 
 def _error_text(image: ImageEntry) -> str:
-    error = image.error or "unknown error"
-    return error.removeprefix(f"{image.reference}: ")
+    return _without(image.error or "unknown error", image)
+
+
+def _without(message: str, image: ImageEntry) -> str:
+    """A message without the image's reference in front (it is shown beside it)."""
+    return message.removeprefix(f"{image.reference}: ")
 
 
 def format_json(inventory: Inventory, generated: str) -> str:
@@ -143,6 +170,9 @@ def format_json(inventory: Inventory, generated: str) -> str:
 
 
 def _image_json(image: ImageEntry) -> dict[str, Any]:
+    verification = (
+        {"verification": image_json(image.verification)} if image.verification is not None else {}
+    )
     return {
         "image": image.reference,
         "writtenAs": list(image.written_as),
@@ -160,6 +190,7 @@ def _image_json(image: ImageEntry) -> dict[str, Any]:
             }
             for use in image.used_by
         ],
+        **verification,
     }
 
 
@@ -236,7 +267,8 @@ def format_html(inventory: Inventory, generated: str) -> str:
         f'<div class="count">{count}</div><div class="label">{_html(label)}</div></div>'
         for key, label, count in summary_items(inventory)
     )
-    image_rows = "".join(_image_row(image) for image in inventory.images)
+    verifying = any(image.verification is not None for image in inventory.images)
+    image_rows = "".join(_image_row(image, verifying) for image in inventory.images)
     workload_rows = "".join(_workload_row(workload) for workload in inventory.workloads)
     cluster = ", ".join(inventory.cluster)
     return f"""<!DOCTYPE html>
@@ -258,7 +290,8 @@ def format_html(inventory: Inventory, generated: str) -> str:
 <section class="cards" id="summary">{cards}</section>
 <h2>Images ({len(inventory.images)})</h2>
 <table id="images">
-<thead><tr><th>Image</th><th>Platforms</th><th>Digest</th><th>Used by</th></tr></thead>
+<thead><tr><th>Image</th><th>Platforms</th><th>Digest</th><th>Used by</th>\
+{"<th>Verification</th>" if verifying else ""}</tr></thead>
 <tbody>{image_rows}</tbody>
 </table>
 <h2>Workloads ({len(inventory.workloads)})</h2>
@@ -283,7 +316,7 @@ def _card_tone(key: str, count: int) -> str:
     return ""
 
 
-def _image_row(image: ImageEntry) -> str:
+def _image_row(image: ImageEntry, verifying: bool = False) -> str:
     if image.platforms is None:
         platforms = (
             f'<span class="badge bad">unresolved</span> '
@@ -306,8 +339,31 @@ def _image_row(image: ImageEntry) -> str:
     return (
         f'<tr class="image"><td><code>{_html(image.reference)}</code></td>'
         f"<td>{platforms}{source}</td><td>{digest}</td>"
-        f'<td><ul class="uses">{uses}</ul></td></tr>'
+        f'<td><ul class="uses">{uses}</ul></td>'
+        + (f"<td>{_verification_cell(image)}</td>" if verifying else "")
+        + "</tr>"
     )
+
+
+_VERDICT_BADGE = {"verified": "good", "mismatch": "bad", "unverified": "warn"}
+
+
+def _verification_cell(image: ImageEntry) -> str:
+    verification = image.verification
+    if verification is None:
+        return '<span class="muted">-</span>'
+    if verification.error is not None:
+        return (
+            '<span class="badge warn">not verified</span> '
+            f'<span class="muted">{_html(_without(verification.error, image))}</span>'
+        )
+    cells = [
+        f'<span class="badge {_VERDICT_BADGE[verdict.status]}">'
+        f"{_html(str(verdict.platform))} {verdict.status}</span> "
+        f'<span class="muted">{_html(verdict_detail(verdict))}</span>'
+        for verdict in verification.platforms
+    ]
+    return "<br>".join(cells) or '<span class="muted">nothing to verify</span>'
 
 
 def _workload_row(workload: WorkloadEntry) -> str:

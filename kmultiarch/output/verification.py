@@ -17,7 +17,13 @@ from kmultiarch.core.verification import (
 )
 from kmultiarch.output.safe import printable
 
-__all__ = ["verification_document", "verification_text"]
+__all__ = [
+    "image_json",
+    "verdict_detail",
+    "verdict_text",
+    "verification_document",
+    "verification_text",
+]
 
 
 def verification_document(
@@ -25,22 +31,26 @@ def verification_document(
 ) -> str:
     """JSON: a list with one object per image; each platform with ``bytes``, the layer bytes
     this run downloaded for it (0 when the verdict came from the cache)."""
-    images: list[dict[str, Any]] = []
-    for result in results:
-        platforms = []
-        for verdict in result.platforms:
-            document = verification_json(verdict)
+    return json.dumps([image_json(result, downloaded) for result in results], indent=2) + "\n"
+
+
+def image_json(
+    result: ImageVerification, downloaded: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """One image's verification as JSON (``image``, ``digest``, ``error``, ``platforms``);
+    with ``downloaded``, each platform's ``bytes``."""
+    platforms = []
+    for verdict in result.platforms:
+        document = verification_json(verdict)
+        if downloaded is not None:
             document["bytes"] = downloaded.get(verdict.digest, 0)
-            platforms.append(document)
-        images.append(
-            {
-                "image": str(result.reference),
-                "digest": result.digest,
-                "error": result.error,
-                "platforms": platforms,
-            }
-        )
-    return json.dumps(images, indent=2) + "\n"
+        platforms.append(document)
+    return {
+        "image": str(result.reference),
+        "digest": result.digest,
+        "error": result.error,
+        "platforms": platforms,
+    }
 
 
 def verification_text(results: Sequence[ImageVerification]) -> str:
@@ -55,19 +65,24 @@ def verification_text(results: Sequence[ImageVerification]) -> str:
             lines.append("  (no platform to run on: nothing to verify)")
         width = max((len(str(v.platform)) for v in result.platforms), default=0)
         for verdict in result.platforms:
-            lines.append(f"  {verdict.platform!s:<{width}}  {_status(verdict)}")
+            lines.append(f"  {verdict.platform!s:<{width}}  {verdict_text(verdict)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _status(verdict: PlatformVerification) -> str:
+def verdict_text(verdict: PlatformVerification) -> str:
+    """``verified    /bin/app (x86-64)``, ``MISMATCH    ...``, ``unverified  why``."""
+    label = {"verified": "verified", "mismatch": "MISMATCH"}.get(verdict.status, verdict.status)
+    return f"{label:<10}  {printable(verdict_detail(verdict))}"
+
+
+def verdict_detail(verdict: PlatformVerification) -> str:
+    """The file and its machine (verified), or the reason (mismatch, unverified); not made
+    printable (the caller escapes for where it goes)."""
     if verdict.status == "verified":
         detail = f"{verdict.file} ({verdict.machine})"
         if verdict.via:
             detail += f" via {' -> '.join(verdict.via)}"
-        return f"verified    {printable(detail)}"
-    if verdict.status == "mismatch":
-        detail = verdict.reason
-        if verdict.via:
-            detail += f" (via {' -> '.join(verdict.via)})"
-        return f"MISMATCH    {printable(detail)}"
-    return f"unverified  {printable(verdict.reason)}"
+        return detail
+    if verdict.status == "mismatch" and verdict.via:
+        return f"{verdict.reason} (via {' -> '.join(verdict.via)})"
+    return verdict.reason
