@@ -9,6 +9,8 @@ gzip holding 4,000 files, shaped as images are built: an application layer on to
 differ in how the container starts: an absolute path in the top layer, a name looked up in
 PATH, a shell script whose interpreter is in the base. Each is verified once cold (empty
 cache) and once warm; the registry's own access log gives the requests and the bytes it sent.
+Then the pipeline: ``check`` of three Deployments, one per image, without and with
+``--verify warn``, cold and warm.
 """
 
 from __future__ import annotations
@@ -106,6 +108,49 @@ def measure(server: RegistryServer, reference: str, env: dict[str, str]) -> dict
     }
 
 
+def measure_check(
+    server: RegistryServer, manifest: Path, env: dict[str, str], *options: str
+) -> dict[str, object]:
+    """``check`` of ``manifest``: seconds, requests and bytes the registry sent."""
+    server.mark()
+    offset = server.access_log.stat().st_size
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "kmultiarch", "check", "-q", *options, str(manifest)],
+        env=env,
+        capture_output=True,
+        check=False,
+        cwd=ROOT,
+    )
+    elapsed = time.monotonic() - started
+    requests = requests_since(server, offset)
+    return {
+        "seconds": round(elapsed, 2),
+        "requests": len(requests),
+        "bytes sent": sum(size for _, _, size in requests),
+    }
+
+
+def pipeline(server: RegistryServer, names: list[str], work: Path) -> None:
+    manifest = work / "deployments.yaml"
+    manifest.write_text(
+        "---\n".join(
+            "apiVersion: apps/v1\nkind: Deployment\n"
+            f"metadata: {{name: {name}}}\n"
+            "spec:\n  template:\n    spec:\n      containers:\n"
+            f"      - {{name: app, image: {server.host}/bench/{name}:1.0}}\n"
+            for name in names
+        )
+    )
+    for options in ((), ("--verify", "warn")):
+        env = clean_env(work / ("check-verify" if options else "check"))
+        cold = measure_check(server, manifest, env, *options)
+        warm = measure_check(server, manifest, env, *options)
+        print(f"check {' '.join(options) or '(no --verify)'}, {len(names)} images:")
+        print(f"  cold {cold}")
+        print(f"  warm {warm}")
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as work_dir:
         work = Path(work_dir)
@@ -127,6 +172,7 @@ def main() -> int:
                 print(f"{name}: image {sizes[name]} bytes (two platforms)")
                 print(f"  cold {cold}")
                 print(f"  warm {warm}")
+            pipeline(server, list(built), work)
     return 0
 
 
