@@ -18,6 +18,8 @@ from kmultiarch.core.findings import (
     COMMENTS_LOST,
     CONFLICTS,
     FALLBACK_PLATFORMS,
+    IMAGE_CHOSEN_BY_OPERATOR,
+    INJECTED_SIDECAR,
     NEEDS_SCHEDULING,
     PLATFORM_MISMATCH,
     POLICY_DRIFT,
@@ -28,6 +30,7 @@ from kmultiarch.core.findings import (
     Severity,
     unresolved_image_message,
 )
+from kmultiarch.core.operators import in_shape, materialized, scheduling_view
 from kmultiarch.core.patch import Operation
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
@@ -46,10 +49,13 @@ from kmultiarch.core.scope import (
     is_enabled,
     namespace_excluded_by_glob,
     namespaces_in,
+    resources_in,
 )
 from kmultiarch.core.workloads import (
     ContainerImage,
+    Operators,
     PodTarget,
+    Related,
     Workload,
     find_workloads,
     is_skipped,
@@ -103,6 +109,8 @@ class PodOutcome:
     plan: PodPlan | None = None
     #: Preferred node affinity terms added for spec.preferences (part of ``plan``).
     preferred: tuple[Mapping[str, object], ...] = ()
+    #: The injections whose sidecars keep the pod off platforms its own images run on.
+    narrowed_by: tuple[str, ...] = ()
 
     @property
     def resource(self) -> ResourceRef:
@@ -233,12 +241,12 @@ def read_sources(
     for policy-drift), so CRDs, RBAC, ConfigMaps... are never composed. A document with pod
     specs keeps, from that one composition, where new scheduling fields would go
     (:func:`~kmultiarch.yaml.edit.edit_hint`), so that editing it does not compose it again."""
-    extra_paths = (policy or Policy()).pod_spec_paths()
+    operators = (policy or Policy()).operators
 
     def derive(text: str, root: Node, value: object) -> _Derived:
-        workloads = find_workloads(value, extra_paths)
+        workloads = find_workloads(value, operators)
         paths = [target.path for workload in workloads for target in workload.targets]
-        return _Derived(extra_paths, workloads, edit_hint(text, root, paths) if paths else None)
+        return _Derived(operators, workloads, edit_hint(text, root, paths) if paths else None)
 
     return {
         source.name: read_stream(source.text, source.name, lazy_types=_any_type, on_composed=derive)
@@ -248,21 +256,83 @@ def read_sources(
 
 @dataclass(frozen=True)
 class _Derived:
-    """What the engine takes from a document's one composition: its workloads (for the pod spec
-    paths ``extra_paths`` adds to the built-in table) and where an edit would go."""
+    """What the engine takes from a document's one composition: its workloads (for the
+    operators' kinds ``operators`` knows) and where an edit would go."""
 
-    extra_paths: Mapping[tuple[str, str], tuple[tuple[str | int, ...], ...]]
+    operators: Operators
     workloads: list[Workload]
     hint: EditHint | None
 
 
 def _workloads(
-    document: SourceDocument, extra_paths: Mapping[tuple[str, str], tuple[Any, ...]]
+    document: SourceDocument, operators: Operators, related: Related | None = None
 ) -> list[Workload]:
+    """The document's workloads: those found when it was read, unless its kind takes images
+    from other resources of the stream (they were not all read then)."""
     derived = document.derived
-    if isinstance(derived, _Derived) and derived.extra_paths == extra_paths:
+    known = document.resource_type
+    # A list's items may take images from each other (a ResourceList's Kafka and its pools).
+    takes_related = (
+        related is not None
+        and known is not None
+        and (known[1].endswith("List") or _takes_related(operators, *known))
+    )
+    if isinstance(derived, _Derived) and derived.operators is operators and not takes_related:
         return derived.workloads
-    return find_workloads(document.value, extra_paths)
+    return find_workloads(document.value, operators, related)
+
+
+def _group_kind(api_version: str, kind: str) -> tuple[str, str]:
+    return (api_version.rpartition("/")[0] if "/" in api_version else "", kind)
+
+
+def _takes_related(operators: Operators, api_version: str, kind: str) -> bool:
+    entry = operators.get(_group_kind(api_version, kind))
+    return entry is not None and any(
+        source.related is not None for placement in entry.placements for source in placement.images
+    )
+
+
+def _related_index(
+    documents: Mapping[str, list[SourceDocument]], operators: Operators
+) -> Related | None:
+    """Finds the resources of the stream that operators' kinds take images from (a Kafka for
+    its KafkaNodePools): by (API group, kind, namespace, name)."""
+    wanted = {
+        source.related[:2]
+        for entry in operators.values()
+        for placement in entry.placements
+        for source in placement.images
+        if source.related is not None
+    }
+    if not wanted:
+        return None
+    found: dict[tuple[str, str, str, str], Mapping[str, object]] = {}
+    for docs in documents.values():
+        for document in docs:
+            known = document.resource_type
+            if known is None or not (_group_kind(*known) in wanted or known[1].endswith("List")):
+                continue
+            for resource in resources_in(document.value):
+                api_version, kind = resource.get("apiVersion"), resource.get("kind")
+                if not isinstance(api_version, str) or not isinstance(kind, str):
+                    continue
+                group_kind = _group_kind(api_version, kind)
+                if group_kind not in wanted:
+                    continue
+                metadata = resource.get("metadata")
+                metadata = metadata if isinstance(metadata, Mapping) else {}
+                key = (
+                    *group_kind,
+                    str(metadata.get("namespace") or ""),
+                    str(metadata.get("name") or ""),
+                )
+                found[key] = resource
+
+    def related(group: str, kind: str, namespace: str, name: str) -> Mapping[str, object] | None:
+        return found.get((group, kind, namespace, name))
+
+    return related
 
 
 def _any_type(api_version: str, kind: str) -> bool:
@@ -339,7 +409,10 @@ def run_documents(
         if decided.plan is not None and decided.status == "needs-change":
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations.extend(decided.plan.operations)
-            if policy.annotate:
+            placement = pod.target.placement
+            if policy.annotate and (placement is None or placement.pod_spec):
+                # A pod template's metadata holds the annotation; an operator's own shape has
+                # none kmultiarch knows.
                 outcome.operations.extend(
                     annotation_operations(
                         outcome.document.value,
@@ -361,23 +434,37 @@ def _candidate_pods(
     default_namespace: str = DEFAULT_NAMESPACE,
 ) -> Iterable[PodOutcome]:
     """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
-    extra_paths = policy.pod_spec_paths()
+    operators = policy.operators
     namespaces = _namespaces(documents) if _needs_namespaces(policy) else {}
+    related = _related_index(documents, operators)
+    namespace_labels = _namespace_labels(documents, policy) if policy.injections else {}
     for source, docs in documents.items():
         for document in docs:
             known = document.resource_type
-            if known is not None and not may_hold_pods(*known, extra_paths):
+            if known is not None and not may_hold_pods(*known, operators):
                 continue
             if document.value is None:
                 continue
-            for workload in _workloads(document, extra_paths):
+            for workload in _workloads(document, operators, related):
                 for target in workload.targets:
                     status: PodStatus = "ok"
                     if _out_of_scope(workload, target, policy, namespaces, default_namespace):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
-                    images = tuple(_parse_image(container) for container in target.containers)
+                    elif target.chosen_by_operator:
+                        status = "chosen-by-operator"
+                    containers = target.containers
+                    if policy.injections and status == "ok":
+                        containers += _injected(
+                            policy,
+                            namespace_labels.get(workload.namespace or default_namespace, {}),
+                            target.labels,
+                            {**workload.annotations, **target.annotations}
+                            if target.placement is None
+                            else target.annotations,
+                        )
+                    images = tuple(_parse_image(container) for container in containers)
                     yield PodOutcome(
                         source,
                         document.index,
@@ -418,6 +505,33 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
             )
         )
     return findings
+
+
+def _namespace_labels(
+    documents: Mapping[str, list[SourceDocument]], policy: Policy
+) -> dict[str, Mapping[str, str]]:
+    """The labels of each namespace: the stream's Namespace documents, else the policy's
+    ``spec.namespaceLabels`` (for namespaces the stream does not carry)."""
+    labels: dict[str, Mapping[str, str]] = dict(policy.namespace_labels)
+    labels.update({name: info.labels for name, info in _namespaces(documents).items()})
+    return labels
+
+
+def _injected(
+    policy: Policy,
+    namespace_labels: Mapping[str, object],
+    pod_labels: Mapping[str, object],
+    pod_annotations: Mapping[str, object],
+) -> tuple[ContainerImage, ...]:
+    """The containers the policy's injections add to a pod with these labels and annotations."""
+    return tuple(
+        ContainerImage(
+            (), f"{injection.name} sidecar", image, added_by="injection", injection=injection.name
+        )
+        for injection in policy.injections
+        if injection.applies(namespace_labels, pod_labels, pod_annotations)
+        for image in injection.images
+    )
 
 
 def _needs_namespaces(policy: Policy) -> bool:
@@ -488,7 +602,7 @@ def _decide(
         )
         for image in pod.images
     )
-    if pod.status in ("excluded", "skipped"):
+    if pod.status in ("excluded", "skipped", "chosen-by-operator"):
         return _replace(pod, images=images)
     if not images:
         return _replace(pod, images=images, status="ok")
@@ -512,29 +626,70 @@ def _decide(
     ]
     known = [platforms for platforms in image_platforms if platforms is not None]
     supported = supported_platforms(known, policy.platforms)
+    narrowed_by = _narrowing_injections(images, supported, policy, fallback)
+    target = pod.target
+    shape = target.placement.shape if target.placement is not None else "affinity"
+    spec = scheduling_view(target.spec, shape)
     plan = plan_pod_with_inherited(
-        pod.target.spec,
-        pod.target.inherited,
-        pod.target.path,
+        spec,
+        target.inherited,
+        target.path,
         supported,
         policy,
         windows_builds(known, policy.platforms),
     )
     preferred: tuple[dict[str, object], ...] = ()
     if policy.preferences and not plan.conflicts:
-        target = pod.target
-        view = planned_view(target.spec, target.inherited, target.path, plan.operations)
+        view = planned_view(spec, target.inherited, target.path, plan.operations)
         preferred = tuple(preference_terms(view, supported, policy))
         operations = apply_terms(
-            view, target.inherited, target.spec, target.path, plan.operations, list(preferred)
+            view, target.inherited, spec, target.path, plan.operations, list(preferred)
         )
         plan = dataclass_replace(plan, operations=tuple(operations))
+    if target.placement is not None:
+        # Written in the placement's own shape, creating what it lacks.
+        operations = in_shape(plan.operations, target.path, shape)
+        plan = dataclass_replace(
+            plan, operations=tuple(materialized(operations, target.path, target.missing))
+        )
     status: PodStatus = (
         plan.conflicts[0].rule  # type: ignore[assignment]
         if plan.conflicts
         else ("needs-change" if plan.changes else "ok")
     )
-    return _replace(pod, images=images, status=status, plan=plan, preferred=preferred)
+    return _replace(
+        pod, images=images, status=status, plan=plan, preferred=preferred, narrowed_by=narrowed_by
+    )
+
+
+def _narrowing_injections(
+    images: Sequence[ImageOutcome],
+    supported: frozenset[Platform],
+    policy: Policy,
+    fallback: frozenset[Platform] | None,
+) -> tuple[str, ...]:
+    """The injections whose sidecars keep the pod off platforms its own images run on."""
+    injected = [image for image in images if image.container.injection]
+    if not injected:
+        return ()
+    own = [
+        (_platforms(image) if image.resolution is not None and image.resolution.ok else fallback)
+        for image in images
+        if not image.container.injection
+        and not (image.resolution is not None and image.resolution.metadata_only)
+    ]
+    own_supported = supported_platforms([p for p in own if p is not None], policy.platforms)
+    if own_supported <= supported:
+        return ()
+    return tuple(
+        dict.fromkeys(
+            image.container.injection
+            for image in injected
+            if image.resolution is not None
+            and image.resolution.ok
+            and not own_supported <= supported_platforms([_platforms(image)], policy.platforms)
+        )
+    )
 
 
 def _platforms_text(image: ImageOutcome, fallback: Sequence[Platform]) -> str:
@@ -576,6 +731,19 @@ def _findings_for(
         "resource": pod.resource,
     }
     findings: list[Finding] = []
+    if pod.status == "chosen-by-operator":
+        fields = ", ".join(pod.target.chosen_by_operator)
+        findings.append(
+            Finding(
+                IMAGE_CHOSEN_BY_OPERATOR,
+                "warning",
+                f"the operator chooses the image of {fields} (the resource names none): the "
+                "pods it makes are left as they are; name the image, or declare it as "
+                "defaultImages of the kind in spec.podSpecs",
+                path=pod.target.path,
+                **base,
+            )
+        )
     if pod.status == "unresolved":
         for image in pod.images:
             reason = image.failure_reason
@@ -592,7 +760,7 @@ def _findings_for(
                     severity,
                     unresolved_image_message(image.container.image, image.container.name, reason)
                     + f"; the pod {consequence}",
-                    path=(*image.container.path, "image"),
+                    path=image.container.image_path,
                     image=image.container.image,
                     **base,
                 )
@@ -611,7 +779,7 @@ def _findings_for(
                     + "; taken to run on "
                     + ", ".join(str(p) for p in fallback)
                     + " (spec.fallbackPlatforms)",
-                    path=(*image.container.path, "image"),
+                    path=image.container.image_path,
                     image=image.container.image,
                     **base,
                 )
@@ -624,6 +792,22 @@ def _findings_for(
         findings.extend(
             dataclass_replace(warning, path=pod.target.path, **base)
             for warning in pod.plan.findings
+        )
+    if pod.narrowed_by and pod.plan.changes:
+        sidecars = [image for image in pod.images if image.container.injection in pod.narrowed_by]
+        findings.append(
+            Finding(
+                INJECTED_SIDECAR,
+                "warning",
+                f"the pod is kept to {format_platforms(pod.plan.supported)} because of what "
+                f"{', '.join(pod.narrowed_by)} inject{'s' if len(pod.narrowed_by) == 1 else ''}: "
+                + "; ".join(
+                    f"{image.container.image} ({_platforms_text(image, fallback)})"
+                    for image in sidecars
+                ),
+                path=pod.target.path,
+                **base,
+            )
         )
     if pod.status == "needs-change" and needs_scheduling:
         runs_on = ", ".join(str(p) for p in sorted(pod.plan.supported)) or "no platform"
@@ -734,7 +918,7 @@ def _mismatch_findings(
                     + (f" (started via {' -> '.join(verdict.via)})" if verdict.via else "")
                     # The reason says the same as the file and machine do, when both are known.
                     + (f" ({verdict.reason})" if not (verdict.file and verdict.machine) else ""),
-                    path=(*image.container.path, "image"),
+                    path=image.container.image_path,
                     image=image.container.image,
                     **base,
                 )

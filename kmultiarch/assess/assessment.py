@@ -152,7 +152,7 @@ def _container_row(image: ImageOutcome, document: Locator) -> ContainerRow:
     return ContainerRow(
         name=image.container.name,
         image=image.container.image,
-        line=document.line_of((*image.container.path, "image")),
+        line=document.line_of(image.container.image_path),
         reference=str(image.reference) if image.reference is not None else None,
         platforms=tuple(sorted(str(p) for p in resolution.platforms))
         if ok and resolution is not None
@@ -202,7 +202,8 @@ class WorkloadEntry:
     line: int
     field_path: str
     category: (
-        str  # multi-arch, arm64-only, amd64-only, <arch>-only, no-common-platform, unresolvable
+        str  # multi-arch, arm64-only, amd64-only, <arch>-only, no-common-platform, unresolvable,
+        # chosen-by-operator (an operator's resource naming no image)
     )
     platforms: tuple[str, ...]  # where every image runs (among the cluster's and amd64/arm64)
     images: tuple[str, ...]
@@ -301,6 +302,9 @@ def _workload_entry(
             verdict.verdict,
         )
 
+    if pod.status == "chosen-by-operator":
+        # An operator's placement whose images the operator picks: report lists it as such.
+        return entry("chosen-by-operator")
     resolved = [image.resolution for image in pod.images]
     if not resolved:
         return entry("no-images")

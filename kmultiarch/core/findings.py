@@ -19,6 +19,7 @@ PodStatus = Literal[
     "no-common-platform",  # no platform of the cluster runs every image
     "scheduling-conflict",  # the pod's own constraints exclude where its images run
     "unresolved",  # an image's platforms are unknown: left as it is
+    "chosen-by-operator",  # an operator's resource names no image: left as it is
     "skipped",  # opted out (kmultiarch.dev/skip)
     "excluded",  # out of the policy's scope
 ]
@@ -68,7 +69,9 @@ CACHE_PROBLEM = "cache-problem"
 COMMENTS_LOST = "comments-lost"
 INVALID_INPUT = "invalid-input"
 RUN_SUMMARY = "run-summary"
+IMAGE_CHOSEN_BY_OPERATOR = "image-chosen-by-operator"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
+INJECTED_SIDECAR = "injected-sidecar"
 NEEDS_SCHEDULING = "needs-scheduling"
 NO_COMMON_PLATFORM = "no-common-platform"
 PLATFORM_MISMATCH = "platform-mismatch"
@@ -129,6 +132,15 @@ RULES: dict[str, Rule] = {
             "make sure the node is of a platform the pod's images run on, or drop nodeName.",
         ),
         Rule(
+            IMAGE_CHOSEN_BY_OPERATOR,
+            "ImageChosenByOperator",
+            "A custom resource names no image for the pods its operator makes: the operator "
+            "runs its own choice (the default for the resource's version)",
+            "Name the image in the resource (spec.image), or declare what the operator runs as "
+            "defaultImages of the kind in the policy's spec.podSpecs; until then kmultiarch "
+            "leaves its placement as it is.",
+        ),
+        Rule(
             INDISTINGUISHABLE_PLATFORMS,
             "IndistinguishablePlatforms",
             "The images run on one platform of the cluster but not on another that node "
@@ -166,6 +178,14 @@ RULES: dict[str, Rule] = {
             "that are not kmultiarch's)",
             "The run went on without it (a cache is an accelerator); the message says what to "
             "fix. Nothing was decided from an entry kmultiarch refused.",
+        ),
+        Rule(
+            INJECTED_SIDECAR,
+            "InjectedSidecar",
+            "A sidecar an admission webhook injects (spec.injections) runs on fewer platforms "
+            "than the pod's own images: the pod is kept to those",
+            "Use a multi-arch build of the injected image (configure the injector), or opt the "
+            "pod out of the injection; until then the pod is constrained where the sidecar runs.",
         ),
         Rule(
             INVALID_INPUT,

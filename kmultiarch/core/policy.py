@@ -9,6 +9,7 @@ every problem; unknown keys are errors (a misspelt key must not silently do noth
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,13 @@ from typing import Literal, cast
 from urllib.parse import urlsplit
 
 from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
+from kmultiarch.core.operators import (
+    CATALOGUE,
+    ImageSource,
+    OperatorKind,
+    Placement,
+    catalogue_by_kind,
+)
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import canonical_registry
@@ -114,16 +122,61 @@ MODES: tuple[Mode, ...] = ("optOut", "optIn")
 
 
 @dataclass(frozen=True)
-class PodSpecLocation:
-    """Where a kind not in the built-in table keeps a pod spec (``spec.podSpecs``)."""
+class Conditions:
+    """Labels and annotations a pod (or its namespace) must carry: each map matches when every
+    key is there with the value given (``"*"``: with any value)."""
 
-    api_version: str
-    kind: str
-    path: tuple[str | int, ...]  # from the object root; numeric tokens index lists
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
 
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+    def matching(
+        self,
+        namespace_labels: Mapping[str, object],
+        pod_labels: Mapping[str, object],
+        pod_annotations: Mapping[str, object],
+    ) -> bool:
+        """Whether any of the maps given matches (as an injector acts on the namespace's label
+        or the pod's)."""
+        return any(
+            wanted and all(_holds(found, key, value) for key, value in wanted.items())
+            for wanted, found in (
+                (self.namespace_labels, namespace_labels),
+                (self.pod_labels, pod_labels),
+                (self.pod_annotations, pod_annotations),
+            )
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.namespace_labels or self.pod_labels or self.pod_annotations)
+
+
+def _holds(found: Mapping[str, object], key: str, value: str) -> bool:
+    return key in found and (value == "*" or str(found[key]) == value)
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Containers an admission webhook injects into the pods it matches (Istio's proxy, Linkerd,
+    OpenTelemetry auto-instrumentation, Vault agent): their images are judged with the pod's
+    own. It applies when any condition of ``when`` matches (none given: every pod) and none
+    of ``unless`` does."""
+
+    name: str
+    images: tuple[str, ...]
+    when: Conditions = Conditions()
+    unless: Conditions = Conditions()
+
+    def applies(
+        self,
+        namespace_labels: Mapping[str, object],
+        pod_labels: Mapping[str, object],
+        pod_annotations: Mapping[str, object],
+    ) -> bool:
+        found = (namespace_labels, pod_labels, pod_annotations)
+        return (not self.when or self.when.matching(*found)) and not (
+            self.unless and self.unless.matching(*found)
+        )
 
 
 ARM64_TAINT_TOLERATION = Toleration(
@@ -158,7 +211,9 @@ class Policy:
     #: spec.cache.keyFile / key: what signs the shared level's entries (with its URL only).
     cache_key_file: Path | None = None
     cache_key: str | None = field(default=None, repr=False)
-    pod_specs: tuple[PodSpecLocation, ...] = ()
+    #: spec.podSpecs: where kinds kmultiarch does not know (or knows, extended) place their
+    #: pods, in the form of the operators' catalogue.
+    pod_specs: tuple[OperatorKind, ...] = ()
     annotate: bool = False
     fallback_platforms: tuple[Platform, ...] = ()
     #: optIn: only pods annotated kmultiarch.dev/enabled: "true" (on the workload, its pod
@@ -172,15 +227,18 @@ class Policy:
     #: apart platforms the kubelet labels alike (arm variants).
     node_selectors: Mapping[Platform, Mapping[str, str]] = field(default_factory=dict)
     verify: VerifySettings = VerifySettings()
+    #: spec.injections: sidecars admission webhooks inject, judged with the pods they match.
+    injections: tuple[Injection, ...] = ()
+    #: spec.namespaceLabels: the labels of namespaces the stream does not carry (a Namespace
+    #: document of the stream wins).
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     source: str = "(defaults)"
 
-    def pod_spec_paths(self) -> dict[tuple[str, str], tuple[tuple[str | int, ...], ...]]:
-        """``spec.podSpecs`` as (API group, kind) -> pod spec paths, for the workload finder."""
-        paths: dict[tuple[str, str], tuple[tuple[str | int, ...], ...]] = {}
-        for location in self.pod_specs:
-            key = (location.group, location.kind)
-            paths[key] = (*paths.get(key, ()), location.path)
-        return paths
+    @functools.cached_property
+    def operators(self) -> Mapping[tuple[str, str], OperatorKind]:
+        """The operators' kinds of the built-in catalogue with ``spec.podSpecs`` merged in (an
+        entry for a built-in kind extends it), by (API group, kind)."""
+        return catalogue_by_kind((*CATALOGUE, *self.pod_specs))
 
     def override_for(self, normalised_reference: str) -> Override | None:
         for override in self.overrides:
@@ -229,6 +287,8 @@ SPEC_KEYS = frozenset(
         "staleIfError",
         "cache",
         "verify",
+        "injections",
+        "namespaceLabels",
     }
 )
 
@@ -322,6 +382,8 @@ def policy_from_spec(
         preferences=_preferences(spec.get("preferences"), platforms, source),
         node_selectors=node_selectors,
         verify=_verify(spec.get("verify"), source),
+        injections=_injections(spec.get("injections"), source),
+        namespace_labels=_namespace_labels(spec.get("namespaceLabels"), source),
         fallback_platforms=tuple(
             dict.fromkeys(
                 _platform_list(
@@ -331,6 +393,70 @@ def policy_from_spec(
         ),
         source=source,
     )
+
+
+def _injections(value: object, source: str) -> tuple[Injection, ...]:
+    injections = []
+    for position, item in enumerate(_listed(value, "spec.injections", source)):
+        where = f"spec.injections[{position}]"
+        if not isinstance(item, Mapping):
+            raise PolicyError(f"{source}: {where}: expected a mapping with name, images, when")
+        _check_keys(item, {"name", "images", "when", "unless"}, where, source)
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise PolicyError(f"{source}: {where}.name: expected a non-empty string")
+        images = _image_list(item.get("images"), f"{where}.images", source)
+        if not images:
+            raise PolicyError(f"{source}: {where}.images: list the images it injects")
+        injections.append(
+            Injection(
+                name,
+                images,
+                _conditions(item.get("when"), f"{where}.when", source),
+                _conditions(item.get("unless"), f"{where}.unless", source),
+            )
+        )
+    return tuple(injections)
+
+
+def _conditions(value: object, where: str, source: str) -> Conditions:
+    if value is None:
+        return Conditions()
+    if not isinstance(value, Mapping):
+        raise PolicyError(
+            f"{source}: {where}: expected namespaceLabels, podLabels and/or podAnnotations"
+        )
+    _check_keys(value, {"namespaceLabels", "podLabels", "podAnnotations"}, where, source)
+    maps = [
+        _string_map(value.get(key), f"{where}.{key}", source)
+        for key in ("namespaceLabels", "podLabels", "podAnnotations")
+    ]
+    return Conditions(*maps)
+
+
+def _string_map(value: object, where: str, source: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        raise PolicyError(
+            f'{source}: {where}: expected a mapping of strings (quote values like "true")'
+        )
+    return dict(value)
+
+
+def _namespace_labels(value: object, source: str) -> dict[str, Mapping[str, str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PolicyError(
+            f"{source}: spec.namespaceLabels: expected a mapping of namespace -> labels"
+        )
+    return {
+        str(name): _string_map(labels, f"spec.namespaceLabels.{name}", source)
+        for name, labels in value.items()
+    }
 
 
 def _verify(value: object, source: str) -> VerifySettings:
@@ -573,39 +699,133 @@ def _preferences(
     return preferences
 
 
-def _flag(spec: Mapping[str, object], key: str, source: str) -> bool:
+def _flag(spec: Mapping[str, object], key: str, source: str, where: str = "spec") -> bool:
     value = spec.get(key, False)
     if not isinstance(value, bool):
-        raise PolicyError(f"{source}: spec.{key}: expected true or false, got {value!r}")
+        raise PolicyError(f"{source}: {where}.{key}: expected true or false, got {value!r}")
     return value
 
 
-def _pod_specs(value: object, source: str) -> tuple[PodSpecLocation, ...]:
+def _pod_specs(value: object, source: str) -> tuple[OperatorKind, ...]:
+    """``spec.podSpecs``: per kind, pod spec paths (``path``, ``*`` for every item) or
+    placements (objects holding the scheduling fields, with the pointers of their images),
+    images the operator adds and images it runs by default."""
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise PolicyError(f"{source}: spec.podSpecs: expected a list of {{apiVersion, kind, path}}")
-    locations = []
+        raise PolicyError(
+            f"{source}: spec.podSpecs: expected a list of {{apiVersion, kind, path}} or "
+            "{apiVersion, kind, placements}"
+        )
+    entries = []
     for position, item in enumerate(value):
         where = f"spec.podSpecs[{position}]"
         if not isinstance(item, Mapping):
             raise PolicyError(f"{source}: {where}: expected a mapping with apiVersion, kind, path")
-        _check_keys(item, {"apiVersion", "kind", "path"}, where, source)
-        for key in ("apiVersion", "kind", "path"):
+        _check_keys(
+            item,
+            {"apiVersion", "kind", "path", "placements", "operatorImages", "defaultImages"},
+            where,
+            source,
+        )
+        for key in ("apiVersion", "kind"):
             if not isinstance(item.get(key), str) or not item[key]:
                 raise PolicyError(f"{source}: {where}.{key}: expected a non-empty string")
-        try:
-            tokens = pointer_tokens(item["path"])
-        except ValueError as exc:
-            raise PolicyError(f"{source}: {where}.path: {exc} (e.g. /spec/template/spec)") from exc
-        if not tokens or not all(tokens):
-            raise PolicyError(
-                f"{source}: {where}.path: expected a JSON pointer to the pod spec, like "
-                "/spec/template/spec"
+        placements: list[Placement] = []
+        if item.get("path") is not None:
+            placements.append(
+                Placement(_pointer(item["path"], f"{where}.path", source), pod_spec=True)
             )
-        path = tuple(int(token) if token.isdigit() else token for token in tokens)
-        locations.append(PodSpecLocation(item["apiVersion"], item["kind"], path))
-    return tuple(locations)
+        for index, raw in enumerate(_listed(item.get("placements"), f"{where}.placements", source)):
+            placements.append(_placement(raw, f"{where}.placements[{index}]", source))
+        if not placements and not item.get("defaultImages") and not item.get("operatorImages"):
+            raise PolicyError(
+                f"{source}: {where}: give path (a pod spec, like /spec/template/spec) or "
+                "placements (objects holding affinity, tolerations and nodeSelector)"
+            )
+        api_version = str(item["apiVersion"])
+        entries.append(
+            OperatorKind(
+                api_version.rpartition("/")[0] if "/" in api_version else "",
+                str(item["kind"]),
+                tuple(placements),
+                _image_list(item.get("operatorImages"), f"{where}.operatorImages", source),
+                _image_list(item.get("defaultImages"), f"{where}.defaultImages", source),
+                cites=f"{source}: {where}",
+            )
+        )
+    return tuple(entries)
+
+
+def _listed(value: object, where: str, source: str) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PolicyError(f"{source}: {where}: expected a list")
+    return value
+
+
+def _pointer(value: object, where: str, source: str) -> tuple[str, ...]:
+    if not isinstance(value, str) or not value:
+        raise PolicyError(f"{source}: {where}: expected a JSON pointer like /spec/template/spec")
+    try:
+        tokens = pointer_tokens(value)
+    except ValueError as exc:
+        raise PolicyError(f"{source}: {where}: {exc} (e.g. /spec/template/spec)") from exc
+    if not tokens or not all(tokens):
+        raise PolicyError(
+            f"{source}: {where}: expected a JSON pointer to an object, like /spec/template/spec"
+        )
+    return tokens
+
+
+def _placement(value: object, where: str, source: str) -> Placement:
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"{source}: {where}: expected a mapping with path and images")
+    _check_keys(value, {"path", "images", "podSpec", "creates", "shape"}, where, source)
+    path = _pointer(value.get("path"), f"{where}.path", source)
+    images: list[ImageSource] = []
+    for index, element in enumerate(_listed(value.get("images"), f"{where}.images", source)):
+        spot = f"{where}.images[{index}]"
+        if isinstance(element, str):
+            images.append(ImageSource((_pointer(element, spot, source),), required=False))
+        elif isinstance(element, list) and element:
+            images.append(
+                ImageSource(
+                    tuple(
+                        _pointer(pointer, f"{spot}[{n}]", source)
+                        for n, pointer in enumerate(element)
+                    )
+                )
+            )
+        else:
+            raise PolicyError(
+                f"{source}: {spot}: expected a pointer (every match is an image) or a list of "
+                "pointers (alternatives: the first that exists wins)"
+            )
+    creates = value.get("creates", 0)
+    if isinstance(creates, bool) or not isinstance(creates, int) or not 0 <= creates <= len(path):
+        raise PolicyError(
+            f"{source}: {where}.creates: expected how many of the path's last tokens kmultiarch "
+            f"may create (0 to {len(path)})"
+        )
+    shape = value.get("shape", "affinity")
+    if shape not in ("affinity", "node-affinity"):
+        raise PolicyError(f"{source}: {where}.shape: expected affinity or node-affinity")
+    return Placement(
+        path,
+        tuple(images),
+        creates=creates,
+        pod_spec=_flag(value, "podSpec", source, where),
+        shape=cast(Literal["affinity", "node-affinity"], shape),
+    )
+
+
+def _image_list(value: object, where: str, source: str) -> tuple[str, ...]:
+    items = _listed(value, where, source)
+    if not all(isinstance(item, str) and item for item in items):
+        raise PolicyError(f"{source}: {where}: expected a list of image references")
+    return tuple(str(item) for item in items)
 
 
 def _exclusions(value: object, source: str) -> Exclusions:

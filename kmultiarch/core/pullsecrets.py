@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kmultiarch.core.workloads import WORKFLOW_SPEC_PATHS, Path, find_workloads
+from kmultiarch.core.workloads import WORKFLOW_SPEC_PATHS, Operators, find_workloads
 from kmultiarch.errors import InputError
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
@@ -37,7 +37,7 @@ class DockerConfig:
 
 def pull_secret_configs(
     values: Iterable[object],
-    extra_paths: Mapping[tuple[str, str], tuple[Path, ...]] | None = None,
+    operators: Operators | None = None,
 ) -> list[DockerConfig]:
     """The Docker configs of the Secrets that some pod of ``values`` (parsed documents) names
     in its ``imagePullSecrets`` or its ServiceAccount's, in the order pods name them."""
@@ -59,7 +59,7 @@ def pull_secret_configs(
     wanted: list[tuple[str, str]] = []
     for resource in resources:
         workflow = _workflow_spec(resource)
-        for workload in find_workloads(resource, extra_paths):
+        for workload in find_workloads(resource, operators):
             for target in workload.targets:
                 # An Argo Workflows template takes both from the workflow's spec.
                 pod_level = workflow if workflow is not None else target.spec

@@ -785,7 +785,7 @@ def describe_changes(
 ) -> tuple[str, ...]:
     """What the plan adds to the pod (``preferred``: the preference terms it adds), in words."""
     changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
-    touches_affinity = any("affinity" in op.path for op in plan.operations)
+    touches_affinity = any(_touches_affinity(op.path, op.value) for op in plan.operations)
     for term in preferred:
         changes.append(f"prefer {_term_text(term)}")
     if preferred and not plan.node_terms:
@@ -800,6 +800,19 @@ def describe_changes(
     elif touches_affinity:
         changes.append("update node affinity")
     return tuple(changes)
+
+
+_AFFINITY_KEYS = frozenset({"affinity", "nodeAffinity"})
+
+
+def _touches_affinity(path: Sequence[str | int], value: object) -> bool:
+    """Whether an operation writes node affinity: under it (Rook's bare ``nodeAffinity`` too),
+    or as part of an object it creates (an operator's missing ``template.pod``)."""
+    if any(token in _AFFINITY_KEYS for token in path):
+        return True
+    if isinstance(value, Mapping):
+        return any(_touches_affinity((key,), child) for key, child in value.items())
+    return False
 
 
 def _term_text(term: Mapping[str, object]) -> str:

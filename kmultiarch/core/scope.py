@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kmultiarch.errors import PolicyError
 
@@ -99,26 +100,33 @@ def namespace_excluded_by_glob(namespace: str, patterns: Iterable[str]) -> bool:
     return bool(namespace) and any(fnmatch.fnmatchcase(namespace, p) for p in patterns)
 
 
-def namespaces_in(document: object) -> Iterator[NamespaceInfo]:
-    """The Namespace objects of a document (a resource or a ``kind: List``)."""
+def resources_in(document: object) -> Iterator[Mapping[str, Any]]:
+    """The resources of a document: itself, or the items of a ``kind: List`` (a KRM
+    ResourceList's too), nested lists flattened."""
     if not isinstance(document, Mapping):
         return
     kind = document.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
         for item in document["items"]:
-            yield from namespaces_in(item)
+            yield from resources_in(item)
         return
-    if kind != "Namespace" or document.get("apiVersion") != "v1":
-        return
-    metadata = document.get("metadata")
-    metadata = metadata if isinstance(metadata, Mapping) else {}
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        return
-    labels = {str(k): str(v) for k, v in _mapping(metadata.get("labels")).items()}
-    labels.setdefault(NAME_LABEL, name)
-    annotations = {str(k): str(v) for k, v in _mapping(metadata.get("annotations")).items()}
-    yield NamespaceInfo(name, labels, annotations)
+    yield document
+
+
+def namespaces_in(document: object) -> Iterator[NamespaceInfo]:
+    """The Namespace objects of a document (a resource or a ``kind: List``)."""
+    for resource in resources_in(document):
+        if resource.get("kind") != "Namespace" or resource.get("apiVersion") != "v1":
+            continue
+        metadata = resource.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        name = metadata.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        labels = {str(k): str(v) for k, v in _mapping(metadata.get("labels")).items()}
+        labels.setdefault(NAME_LABEL, name)
+        annotations = {str(k): str(v) for k, v in _mapping(metadata.get("annotations")).items()}
+        yield NamespaceInfo(name, labels, annotations)
 
 
 def is_enabled(*annotation_sets: Mapping[str, object]) -> bool:

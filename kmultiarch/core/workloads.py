@@ -3,15 +3,27 @@
 A table maps (API group, kind) to the paths of its pod specs; ``kind: List`` items are walked.
 Argo Workflows are the exception to "one pod spec per workload": each template runs as its own
 pod, with its own ``tolerations``/``affinity``/``nodeSelector`` on the template itself.
+Operators' custom resources (:mod:`kmultiarch.core.operators`) are placed through the objects
+their operators copy the scheduling fields from, with the images the resources name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.findings import format_field_path
+from kmultiarch.core.operators import (
+    CATALOGUE,
+    ConcretePath,
+    OperatorKind,
+    Placement,
+    catalogue_by_kind,
+    expand,
+    image_matches,
+    resolved_default,
+)
 
 Path = tuple[str | int, ...]
 
@@ -54,19 +66,23 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
 }
 
 
-def may_hold_pods(
-    api_version: str,
-    kind: str,
-    extra_paths: Mapping[tuple[str, str], tuple[Path, ...]] | None = None,
-) -> bool:
+#: (API group, kind) -> how its operator places its pods (the catalogue, and a policy's
+#: podSpecs entries merged in: :meth:`kmultiarch.core.policy.Policy.operators`).
+Operators = Mapping[tuple[str, str], OperatorKind]
+BUILT_IN_OPERATORS: Operators = catalogue_by_kind(CATALOGUE)
+#: Finds a resource of the stream: (API group, kind, namespace, name) -> it, or None.
+Related = Callable[[str, str, str, str], "Mapping[str, object] | None"]
+
+
+def may_hold_pods(api_version: str, kind: str, operators: Operators | None = None) -> bool:
     """False when no resource of this type can hold a pod spec kmultiarch handles (the built-in
-    table, or ``extra_paths`` from the policy's ``podSpecs``): a reader need not even compose
-    such a document. Lists (``kind: List``, ``PodList``...) may."""
+    table, or an operator's kind: the catalogue and the policy's ``podSpecs``): a reader need
+    not even compose such a document. Lists (``kind: List``, ``PodList``...) may."""
     group = api_version.rpartition("/")[0] if "/" in api_version else ""
     return (
         (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
-        or (extra_paths is not None and (group, kind) in extra_paths)
+        or (group, kind) in (BUILT_IN_OPERATORS if operators is None else operators)
         or kind.endswith("List")
     )
 
@@ -82,11 +98,24 @@ _WORKFLOW_TEMPLATE_CONTAINERS: tuple[Path, ...] = (
 
 @dataclass(frozen=True)
 class ContainerImage:
-    path: Path  # from the document root to the container mapping
+    path: Path  # from the document root to the container mapping (or the object naming it)
     name: str
     image: str
     #: The digest a running Pod's status says the container runs (``imageID``), if any.
     running_digest: str | None = None
+    #: The key under ``path`` that names the image (``image``; a pointer's last token).
+    field: str = "image"
+    #: Where the image comes from when not from the document: ``operator`` (it adds it to
+    #: every pod), ``default`` (it runs it when the resource names none), ``related`` (another
+    #: resource of the stream names it), ``injection`` (injected at admission).
+    added_by: str = ""
+    #: The name of the injection that adds it (``spec.injections``).
+    injection: str = ""
+
+    @property
+    def image_path(self) -> Path:
+        """From the document root to the field naming the image (``()``: not in it)."""
+        return (*self.path, self.field) if not self.added_by else ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,15 @@ class PodTarget:
     #: Scheduling fields the pod inherits when its own mapping lacks them (Argo Workflows:
     #: workflow-level tolerations/affinity/nodeSelector, which a template's own replace).
     inherited: Mapping[str, object] = field(default_factory=dict)
+    #: Set for an operator's placement (None: a pod spec of a built-in kind).
+    placement: Placement | None = None
+    #: How many of ``path``'s last tokens do not exist yet (an edit creates them).
+    missing: int = 0
+    #: The fields whose images the operator chooses (the resource names none): the pods
+    #: cannot be judged, and are left as they are.
+    chosen_by_operator: tuple[str, ...] = ()
+    #: The pod's labels, as the pod template gives them (for injections' conditions).
+    labels: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def field_path(self) -> str:
@@ -125,15 +163,19 @@ class Workload:
 
 
 def find_workloads(
-    document: object, extra_paths: Mapping[tuple[str, str], tuple[Path, ...]] | None = None
+    document: object, operators: Operators | None = None, related: Related | None = None
 ) -> list[Workload]:
     """Every workload in a document (a resource, or the items of a ``kind: List``).
-    ``extra_paths`` adds pod spec paths to the built-in table (the policy's ``podSpecs``)."""
-    return list(_walk(document, (), extra_paths or {}))
+    ``operators``: the operators' kinds (default: the built-in catalogue; the policy's
+    ``podSpecs`` merged in by :meth:`kmultiarch.core.policy.Policy.operators`); ``related``
+    finds the resources an operator's kind takes images from (a KafkaNodePool's Kafka)."""
+    return list(
+        _walk(document, (), BUILT_IN_OPERATORS if operators is None else operators, related)
+    )
 
 
 def _walk(
-    resource: object, path: Path, extra_paths: Mapping[tuple[str, str], tuple[Path, ...]]
+    resource: object, path: Path, operators: Operators, related: Related | None = None
 ) -> Iterator[Workload]:
     if not isinstance(resource, Mapping):
         return
@@ -143,12 +185,11 @@ def _walk(
         return
     if kind == "List" or (kind.endswith("List") and isinstance(resource.get("items"), list)):
         for position, item in enumerate(_list(resource.get("items"))):
-            yield from _walk(item, (*path, "items", position), extra_paths)
+            yield from _walk(item, (*path, "items", position), operators, related)
         return
     group = api_version.rpartition("/")[0] if "/" in api_version else ""
     targets: list[PodTarget] = []
-    spec_paths = POD_SPEC_PATHS.get((group, kind), ()) + extra_paths.get((group, kind), ())
-    for spec_path in dict.fromkeys(spec_paths):
+    for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
         spec = value_at(resource, spec_path)
         if isinstance(spec, Mapping):
             template = value_at(resource, spec_path[:-1])
@@ -159,15 +200,26 @@ def _walk(
                     spec,
                     tuple(_pod_containers(spec, (*path, *spec_path), running)),
                     _annotations(template) if spec_path[:-1] else {},
+                    # A Pod's own labels, else its template's.
+                    labels=_labels(template if isinstance(template, Mapping) else {}),
                 )
             )
     workflow_path = WORKFLOW_SPEC_PATHS.get((group, kind))
     if workflow_path is not None:
         targets.extend(_workflow_targets(resource, workflow_path, path))
-    if not targets:
-        return
     metadata = resource.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
+    entry = operators.get((group, kind))
+    if entry is not None:
+        namespace = _string(metadata.get("namespace"))
+        known = {target.path for target in targets}
+        targets.extend(
+            target
+            for target in _placement_targets(resource, entry, path, namespace, related)
+            if target.path not in known  # a path the built-in table has already
+        )
+    if not targets:
+        return
     yield Workload(
         path,
         api_version,
@@ -177,6 +229,152 @@ def _walk(
         _annotations(resource),
         tuple(targets),
     )
+
+
+def _placement_targets(
+    resource: Mapping[str, object],
+    entry: OperatorKind,
+    path: Path,
+    namespace: str,
+    related: Related | None,
+) -> Iterator[PodTarget]:
+    """A target per instance of each placement of ``entry`` in ``resource`` (at ``path`` in its
+    document): its images from the pointers (and, for a pod spec, its containers), the
+    operator's own, and its defaults where the resource names none."""
+    seen: set[ConcretePath] = set()
+    for placement in entry.placements:
+        for holder_path, holder, missing in _instances(resource, placement):
+            if holder_path in seen:
+                continue  # a policy entry restating a built-in placement
+            seen.add(holder_path)
+            containers, chosen = _placement_images(
+                resource, placement, holder_path, holder, path, namespace, related
+            )
+            defaults = [resolved_default(resource, image) for image in entry.default_images]
+            if chosen and defaults and None not in defaults:
+                containers.extend(
+                    ContainerImage((), "operator's default", image, added_by="default")
+                    for image in defaults
+                    if image is not None
+                )
+                chosen = []
+            if containers or chosen:
+                containers.extend(
+                    ContainerImage((), "operator", image, added_by="operator")
+                    for image in entry.operator_images
+                )
+            template = _template_of(resource, holder_path) if placement.pod_spec else {}
+            yield PodTarget(
+                (*path, *holder_path),
+                holder,
+                tuple(containers),
+                _annotations(template),
+                placement=placement,
+                missing=missing,
+                chosen_by_operator=tuple(chosen),
+                labels=_labels(template),
+            )
+
+
+def _instances(
+    resource: Mapping[str, object], placement: Placement
+) -> Iterator[tuple[ConcretePath, Mapping[str, object], int]]:
+    """(path, holder, tokens missing) of each instance of a placement: the path up to its last
+    ``creates`` tokens must exist (``*`` expanded there); the rest may be created (the holder is
+    then empty)."""
+    keep = len(placement.path) - placement.creates
+    for base_path, base in expand(resource, placement.path[:keep]):
+        current: object = base
+        concrete: ConcretePath = base_path
+        missing = 0
+        for token in placement.path[keep:]:
+            if (
+                missing == 0
+                and isinstance(current, Mapping)
+                and isinstance(current.get(token), Mapping)
+            ):
+                current = current[token]
+            elif missing == 0 and isinstance(current, Mapping) and current.get(token) is None:
+                missing = 1  # absent (or null): created from here
+            elif missing:
+                missing += 1
+            else:
+                break  # a value of another type: not a place kmultiarch can write
+            concrete = (*concrete, token)
+        else:
+            if missing or isinstance(current, Mapping):
+                yield concrete, current if not missing else {}, missing  # type: ignore[misc]
+
+
+def _placement_images(
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder_path: ConcretePath,
+    holder: Mapping[str, object],
+    path: Path,
+    namespace: str,
+    related: Related | None,
+) -> tuple[list[ContainerImage], list[str]]:
+    """The images of a placement's pods, and the fields whose image the operator chooses."""
+    containers: list[ContainerImage] = []
+    chosen: list[str] = []
+    if placement.pod_spec:
+        containers.extend(_pod_containers(holder, (*path, *holder_path)))
+    for source in placement.images:
+        origin, prefix = resource, path
+        if source.related is not None:
+            origin = _related(resource, source.related, namespace, related) or {}
+            prefix = ()
+        found: list[tuple[ConcretePath, str]] = []
+        for pointer in source.alternatives:
+            found = image_matches(origin, pointer, placement.path, holder_path)
+            if found:
+                break
+        for image_path, image in found:
+            containers.append(
+                ContainerImage(
+                    (*prefix, *image_path[:-1]) if source.related is None else (),
+                    format_field_path(image_path),
+                    image,
+                    field=str(image_path[-1]),
+                    added_by="" if source.related is None else "related",
+                )
+            )
+        if not found and source.required:
+            chosen.append(format_field_path(source.alternatives[0]))
+    if not containers and not chosen:
+        # Nothing names an image (a TaskRun whose steps are in a referenced Task).
+        chosen.extend(format_field_path(s.alternatives[0]) for s in placement.images)
+        if not chosen and placement.pod_spec:
+            chosen.append(format_field_path((*placement.path, "containers")))
+    return containers, chosen
+
+
+def _related(
+    resource: Mapping[str, object],
+    relation: tuple[str, str, str],
+    namespace: str,
+    related: Related | None,
+) -> Mapping[str, object] | None:
+    group, kind, label = relation
+    metadata = resource.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    name = labels.get(label) if isinstance(labels, Mapping) else None
+    if related is None or not isinstance(name, str):
+        return None
+    return related(group, kind, namespace, name)
+
+
+def _template_of(resource: Mapping[str, object], spec_path: ConcretePath) -> Mapping[str, object]:
+    """The pod template a pod spec is the ``spec`` of (its ``metadata`` beside it)."""
+    template = value_at(resource, spec_path[:-1])
+    return template if isinstance(template, Mapping) else {}
+
+
+def _labels(template: Mapping[str, object]) -> Mapping[str, object]:
+    metadata = template.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
 
 
 def _pod_containers(

@@ -45,6 +45,8 @@ _CONFIGMAP_STRUCTURED = {
     "overrides": "overrides",
     "registries": "registries",
     "podSpecs": "podSpecs",
+    "injections": "injections",
+    "namespaceLabels": "namespaceLabels",
     "annotate": "annotate",
     "preferences": "preferences",
 }
@@ -190,16 +192,24 @@ def run_function(
     configure: Callable[[Policy], RunConfig],
     *,
     policy_override: Policy | None = None,
+    default_policy: Callable[[], Policy] | None = None,
     progress: ProgressFactory | None = None,
 ) -> FunctionOutput:
     """Process a ResourceList. ``configure(policy)`` gives the run's configuration for the
-    policy its functionConfig says (its ``spec.lock`` and ``spec.cache`` included); the run is
-    assembled from it (:mod:`kmultiarch.run`)."""
+    policy its functionConfig says (its ``spec.lock`` and ``spec.cache`` included), or, when it
+    carries none, ``default_policy()`` (the command line's ``--config``); the run is assembled
+    from it (:mod:`kmultiarch.run`)."""
     document = read_resource_list(text)
     value = document.value
     assert isinstance(value, Mapping)
+    function_config = value.get("functionConfig")
     try:
-        policy = policy_override or policy_from_function_config(value.get("functionConfig"))
+        if policy_override is not None:
+            policy = policy_override
+        elif function_config is None and default_policy is not None:
+            policy = default_policy()
+        else:
+            policy = policy_from_function_config(function_config)
     except PolicyError as exc:
         return _refused(document, value, str(exc))
     if not isinstance(value.get("items", []), list):
@@ -207,7 +217,7 @@ def run_function(
     # The pull secrets of the items (Secrets named by the pods' or ServiceAccounts'
     # imagePullSecrets), for the resolver to try after the user's own credentials.
     try:
-        pull_secrets = pull_secret_configs([value], policy.pod_spec_paths())
+        pull_secrets = pull_secret_configs([value], policy.operators)
     except InputError as exc:
         return _refused(document, value, str(exc))
     config = configure(policy)  # the run's policy: the options win (--verify)

@@ -18,6 +18,7 @@ VERDICT_TEXT = {
     "no-common-platform": "NO COMMON PLATFORM",
     "scheduling-conflict": "CONFLICT",
     "unresolved": "UNRESOLVED",
+    "chosen-by-operator": "IMAGE CHOSEN BY OPERATOR",
     "skipped": "skipped (annotation)",
     "excluded": "excluded (policy)",
 }

@@ -51,14 +51,14 @@ def pull_secrets_of(
     """The pull secrets (dockerconfigjson Secrets named by the pods or their ServiceAccounts)
     of the documents, decoded in memory. Documents proven to be of kinds that hold neither
     pods, Secrets nor ServiceAccounts are not composed for this."""
-    extra_paths = policy.pod_spec_paths()
+    operators = policy.operators
 
     def relevant(document: SourceDocument) -> bool:
         known = document.resource_type
         return (
             known is None
             or known in (("v1", "Secret"), ("v1", "ServiceAccount"))
-            or may_hold_pods(*known, extra_paths)
+            or may_hold_pods(*known, operators)
         )
 
     values = [
@@ -67,4 +67,4 @@ def pull_secrets_of(
         for document in docs
         if relevant(document) and document.value is not None
     ]
-    return pull_secret_configs(values, extra_paths)
+    return pull_secret_configs(values, operators)

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import Resolution
 
 from .tools import in_ci
 
@@ -55,3 +62,32 @@ def declared_platforms(directory: Path) -> dict[str, list[str]]:
     """``platforms.json`` of a corpus: normalised image reference -> platforms."""
     document = json.loads((directory / "platforms.json").read_text(encoding="utf-8"))
     return {image: entry["platforms"] for image, entry in document["images"].items()}
+
+
+AMD64 = Platform("linux", "amd64")
+ARM64 = Platform("linux", "arm64")
+
+
+def synthetic_resolver(
+    choose: Callable[[ImageRef], frozenset[Platform]],
+) -> Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]:
+    """A resolver giving every image the platforms ``choose`` picks for it."""
+
+    def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
+        return {
+            reference: Resolution(reference, choose(reference), "sha256:" + "0" * 64)
+            for reference in references
+        }
+
+    return resolve
+
+
+#: Synthetic clusters for the corpora: every image single-arch, every image multi-arch, and a
+#: stable mix where about a third of the images lack arm64.
+CLUSTERS: dict[str, Callable[..., Any]] = {
+    "amd64-only": synthetic_resolver(lambda _: frozenset({AMD64})),
+    "multi-arch": synthetic_resolver(lambda _: frozenset({AMD64, ARM64})),
+    "mixed": synthetic_resolver(
+        lambda ref: frozenset({AMD64} if zlib.crc32(str(ref).encode()) % 3 == 0 else {AMD64, ARM64})
+    ),
+}

@@ -353,10 +353,18 @@ def test_pod_specs_are_json_pointers_grouped_by_api_group() -> None:
         },
         "p.yaml",
     )
-    assert policy.pod_spec_paths() == {
-        ("apps.openshift.io", "DeploymentConfig"): (("spec", "template", "spec"),),
-        ("x.io", "Fleet"): (("spec", "pools", 0, "spec"), ("spec", "a/b", "spec")),
-    }
+    operators = policy.operators
+    assert [p.path for p in operators[("apps.openshift.io", "DeploymentConfig")].placements] == [
+        ("spec", "template", "spec")
+    ]
+    # Two versions of a group's kind are one kind: their placements add up.
+    assert [p.path for p in operators[("x.io", "Fleet")].placements] == [
+        ("spec", "pools", "0", "spec"),
+        ("spec", "a/b", "spec"),
+    ]
+    assert all(p.pod_spec for p in operators[("x.io", "Fleet")].placements)
+    # The built-in catalogue is there too.
+    assert ("ray.io", "RayCluster") in operators
 
 
 @pytest.mark.parametrize(

@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy, Toleration
-from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
 from kmultiarch.core.scheduling import (
     plan_pod,
     supported_platforms,

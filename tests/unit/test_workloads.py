@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonpointer import JsonPointer  # type: ignore[import-untyped]
 
+from kmultiarch.core.operators import OperatorKind, Placement, catalogue_by_kind
 from kmultiarch.core.patch import json_pointer
 from kmultiarch.core.workloads import (
     POD_SPEC_PATHS,
@@ -394,13 +395,19 @@ def test_extra_pod_spec_paths_add_kinds_and_index_lists() -> None:
         },
     }
     assert find_workloads(resource) == []
-    paths = {
-        ("example.com", "Fleet"): (
-            ("spec", "pools", 0, "template", "spec"),
-            ("spec", "pools", 1, "template", "spec"),
-        )
-    }
-    (workload,) = find_workloads(resource, paths)
+    operators = catalogue_by_kind(
+        [
+            OperatorKind(
+                "example.com",
+                "Fleet",
+                (
+                    Placement(("spec", "pools", "0", "template", "spec"), pod_spec=True),
+                    Placement(("spec", "pools", "1", "template", "spec"), pod_spec=True),
+                ),
+            )
+        ]
+    )
+    (workload,) = find_workloads(resource, operators)
     assert [t.containers[0].image for t in workload.targets] == ["x:1", "y:1"]
     assert workload.targets[0].annotations == {"a": "1"}
     deployment = {
@@ -409,7 +416,14 @@ def test_extra_pod_spec_paths_add_kinds_and_index_lists() -> None:
         "spec": {"template": {"spec": _pod("z:1")}},
     }
     # a path the built-in table has already is not visited twice
-    (same,) = find_workloads(deployment, {("apps", "Deployment"): (("spec", "template", "spec"),)})
+    restated = catalogue_by_kind(
+        [
+            OperatorKind(
+                "apps", "Deployment", (Placement(("spec", "template", "spec"), pod_spec=True),)
+            )
+        ]
+    )
+    (same,) = find_workloads(deployment, restated)
     assert len(same.targets) == 1
 
 

@@ -32,13 +32,17 @@ def krm_function(options: RunOptions, arguments: list[str]) -> int:
 def _resource_list(options: RunOptions) -> int:
     """ResourceList in, ResourceList out; the results also go to stderr, which kustomize and
     kpt show when the function fails. The run is configured from the options and the
-    functionConfig's policy (its spec.lock and spec.cache count)."""
+    functionConfig's policy (its spec.lock and spec.cache count), else --config's."""
     from kmultiarch.cli.session import fail, warn
     from kmultiarch.yaml.stream import decode_source
 
     data = read_limited(sys.stdin.buffer, "<stdin>")
     output = run_function(
-        decode_source(data, "<stdin>"), options.configure, progress=options.progress
+        decode_source(data, "<stdin>"),
+        options.configure,
+        # A ResourceList without functionConfig takes the policy --config names, if any.
+        default_policy=options.load_policy,
+        progress=options.progress,
     )
     sys.stdout.write(output.text)
     sys.stdout.flush()

@@ -1,0 +1,626 @@
+"""Pods that operators make from custom resources: where their scheduling fields are, and which
+images those pods run. Data, not code: one table (:data:`CATALOGUE`), each entry citing the CRD
+field it relies on; ``spec.podSpecs`` in a policy says the same for any kind.
+
+A custom resource's pods are placed by an object the operator copies ``affinity``,
+``tolerations`` and ``nodeSelector`` from (a :class:`Placement`): a full pod spec (ECK's
+``podTemplate.spec``, KubeRay's ``template.spec``), or an object of its own shape (a Prometheus
+``spec``, Strimzi's ``template.pod``, Spark's ``driver``; Rook's ``placement.all``, whose
+``nodeAffinity`` is bare). Its images are where the resource names them (``spec.image``; a pod
+spec's containers), or the operator's choice (by version) when it names none.
+
+Pointers are JSON pointers whose ``*`` matches every list item or map value; a ``*`` in an
+image pointer is independent of one in its placement's path, except where the image pointer
+starts with the placement's path pattern (``/spec/pools/*`` with ``/spec/pools/*/image``: each
+pool with its own image). Pure: plain data in and out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from kmultiarch.core.patch import PatchOperation, apply_patch
+
+__all__ = [
+    "CATALOGUE",
+    "ImageSource",
+    "OperatorKind",
+    "Placement",
+    "Pointer",
+    "catalogue_by_kind",
+    "expand",
+    "image_matches",
+    "in_shape",
+    "materialized",
+    "resolved_default",
+    "scheduling_view",
+]
+
+#: JSON pointer tokens; ``*`` matches every list item or map value.
+Pointer = tuple[str, ...]
+#: A concrete path (list indices as ints).
+ConcretePath = tuple[str | int, ...]
+WILDCARD = "*"
+
+
+@dataclass(frozen=True)
+class ImageSource:
+    """Where a placement's pods take images from. ``alternatives``: pointers tried in order, the
+    first that matches wins; ``required``: one of them must match, else the image is the
+    operator's choice (``spec.image``, else the default for ``spec.version``). An optional
+    source (extra sidecars) adds every match and may match nothing."""
+
+    alternatives: tuple[Pointer, ...]
+    required: bool = True
+    #: The pointers are read in another resource of the stream: (API group, kind, label) names
+    #: it (same namespace; the label's value is its name), as a Strimzi KafkaNodePool's
+    #: ``strimzi.io/cluster`` label names its Kafka.
+    related: tuple[str, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """An object of the resource that the pods it makes are placed by.
+
+    ``path``: the object holding ``affinity``/``tolerations``/``nodeSelector`` (``*`` for each
+    item); ``creates``: how many of its last tokens kmultiarch may create when they are missing
+    (Strimzi's ``template.pod`` under an existing ``spec.kafka``); ``pod_spec``: the object is a
+    PodSpec (its containers' images are the pods' images too); ``shape``: ``node-affinity`` for
+    an object with a bare ``nodeAffinity`` (Rook) instead of ``affinity.nodeAffinity``."""
+
+    path: Pointer
+    images: tuple[ImageSource, ...] = ()
+    creates: int = 0
+    pod_spec: bool = False
+    shape: Literal["affinity", "node-affinity"] = "affinity"
+
+
+@dataclass(frozen=True)
+class OperatorKind:
+    """A custom resource kind whose operator makes pods, and how they are placed."""
+
+    group: str
+    kind: str
+    placements: tuple[Placement, ...]
+    #: Images the operator adds to every pod it makes (a config reloader): judged with the
+    #: pods' own. Built-in entries name none (they are operator flags); a policy may.
+    operator_images: tuple[str, ...] = ()
+    #: What the operator runs when the resource names no image: references, or templates whose
+    #: ``{/json/pointer}`` parts are read in the resource (``...:{/spec/version}``); one whose
+    #: parts the resource lacks is not used.
+    default_images: tuple[str, ...] = ()
+    #: The CRD fields the entry relies on (for docs/operators.md and review).
+    cites: str = ""
+    #: What the operator adds to the pods that the resource does not show.
+    adds: str = ""
+
+
+def _p(text: str) -> Pointer:
+    return tuple(token for token in text.split("/") if token)
+
+
+def _image(*pointers: str, required: bool = True) -> ImageSource:
+    return ImageSource(tuple(_p(pointer) for pointer in pointers), required)
+
+
+def _extra(pointer: str) -> ImageSource:
+    return _image(pointer, required=False)
+
+
+def _pod_template_kind(
+    group: str,
+    kind: str,
+    path: str,
+    cites: str,
+    *images: ImageSource,
+    creates: int = 2,
+    default: str = "",
+) -> OperatorKind:
+    """An ECK-style kind: a pod template whose spec the operator merges into its own."""
+    return OperatorKind(
+        group,
+        kind,
+        (Placement(_p(path), (*images,), creates=creates, pod_spec=True),),
+        default_images=(default,) if default else (),
+        cites=cites,
+        adds="the main container (image from spec.image, else the operator's default for "
+        "spec.version)",
+    )
+
+
+_MONITORING_EXTRAS = (_extra("/spec/containers/*/image"), _extra("/spec/initContainers/*/image"))
+
+
+def _monitoring(kind: str, default: str) -> OperatorKind:
+    return OperatorKind(
+        "monitoring.coreos.com",
+        kind,
+        (Placement(_p("/spec"), (_image("/spec/image"), *_MONITORING_EXTRAS)),),
+        default_images=(f"{default}:{{/spec/version}}",),
+        cites=f"{kind}.spec.{{affinity,tolerations,nodeSelector,image,containers,initContainers}}",
+        adds="the config-reloader sidecar (the operator's --prometheus-config-reloader image)",
+    )
+
+
+def _kubeflow(kind: str, replicas: str) -> OperatorKind:
+    return OperatorKind(
+        "kubeflow.org",
+        kind,
+        (Placement(_p(f"/spec/{replicas}/*/template/spec"), pod_spec=True),),
+        cites=f"{kind}.spec.{replicas}.<role>.template (a PodTemplateSpec)",
+    )
+
+
+def _ray(kind: str, cluster: str) -> OperatorKind:
+    return OperatorKind(
+        "ray.io",
+        kind,
+        (
+            Placement(_p(f"{cluster}/headGroupSpec/template/spec"), pod_spec=True),
+            Placement(_p(f"{cluster}/workerGroupSpecs/*/template/spec"), pod_spec=True),
+        ),
+        cites=f"{kind}{cluster.replace('/', '.')}.headGroupSpec.template, "
+        "workerGroupSpecs[].template (PodTemplateSpecs)",
+    )
+
+
+def _strimzi_pod(component: str, *images: ImageSource) -> Placement:
+    return Placement(_p(f"/spec/{component}/template/pod"), (*images,), creates=2)
+
+
+#: ECK kinds: pod template, and the image the operator runs for spec.version (ECK's
+#: container registry and repositories by default; an operator configured with another
+#: registry serves the same images).
+_ECK = (
+    (
+        "elasticsearch.k8s.elastic.co",
+        "Elasticsearch",
+        "/spec/nodeSets/*/podTemplate/spec",
+        "docker.elastic.co/elasticsearch/elasticsearch",
+    ),
+    (
+        "kibana.k8s.elastic.co",
+        "Kibana",
+        "/spec/podTemplate/spec",
+        "docker.elastic.co/kibana/kibana",
+    ),
+    (
+        "apm.k8s.elastic.co",
+        "ApmServer",
+        "/spec/podTemplate/spec",
+        "docker.elastic.co/apm/apm-server",
+    ),
+    (
+        "enterprisesearch.k8s.elastic.co",
+        "EnterpriseSearch",
+        "/spec/podTemplate/spec",
+        "docker.elastic.co/enterprise-search/enterprise-search",
+    ),
+    (
+        "maps.k8s.elastic.co",
+        "ElasticMapsServer",
+        "/spec/podTemplate/spec",
+        "docker.elastic.co/elastic-maps-service/elastic-maps-server",
+    ),
+    (
+        "logstash.k8s.elastic.co",
+        "Logstash",
+        "/spec/podTemplate/spec",
+        "docker.elastic.co/logstash/logstash",
+    ),
+    ("packageregistry.k8s.elastic.co", "PackageRegistry", "/spec/podTemplate/spec", ""),
+)
+
+#: The built-in catalogue: (group, kind) -> how its operator places its pods.
+CATALOGUE: tuple[OperatorKind, ...] = (
+    # Prometheus Operator: the pod follows the resource's spec.
+    _monitoring("Prometheus", "quay.io/prometheus/prometheus"),
+    _monitoring("Alertmanager", "quay.io/prometheus/alertmanager"),
+    _monitoring("ThanosRuler", "quay.io/thanos/thanos"),
+    _monitoring("PrometheusAgent", "quay.io/prometheus/prometheus"),
+    # ECK: a pod template merged into the operator's.
+    *(
+        _pod_template_kind(
+            group,
+            kind,
+            path,
+            f"{kind}.{path[1:].replace('/', '.')}, spec.image, spec.version",
+            _image("/spec/image"),
+            default=f"{repository}:{{/spec/version}}" if repository else "",
+        )
+        for group, kind, path, repository in _ECK
+    ),
+    *(
+        _pod_template_kind(
+            group,
+            kind,
+            f"/spec/{workload}/podTemplate/spec",
+            f"{kind}.spec.{workload}.podTemplate, spec.image, spec.version",
+            _image("/spec/image"),
+            default=default,
+        )
+        for group, kind, default in (
+            ("beat.k8s.elastic.co", "Beat", "docker.elastic.co/beats/{/spec/type}:{/spec/version}"),
+            (
+                "agent.k8s.elastic.co",
+                "Agent",
+                "docker.elastic.co/elastic-agent/elastic-agent:{/spec/version}",
+            ),
+        )
+        for workload in ("daemonSet", "deployment", "statefulSet")
+    ),
+    # Strimzi: template.pod of each component (a pool's template overrides the Kafka's; the
+    # images of a pool are those of its Kafka, named by the strimzi.io/cluster label).
+    OperatorKind(
+        "kafka.strimzi.io",
+        "Kafka",
+        (
+            _strimzi_pod("kafka", _image("/spec/kafka/image")),
+            _strimzi_pod("zookeeper", _image("/spec/zookeeper/image")),
+            _strimzi_pod(
+                "entityOperator",
+                _image("/spec/entityOperator/topicOperator/image", required=False),
+                _image("/spec/entityOperator/userOperator/image", required=False),
+            ),
+            _strimzi_pod("cruiseControl", _image("/spec/cruiseControl/image")),
+            _strimzi_pod("kafkaExporter", _image("/spec/kafkaExporter/image")),
+        ),
+        cites="Kafka.spec.{kafka,zookeeper,entityOperator,cruiseControl,kafkaExporter}."
+        "template.pod.{affinity,tolerations}; images spec.<component>.image",
+        adds="the images of the Kafka version (spec.kafka.version) when no image is named",
+    ),
+    OperatorKind(
+        "kafka.strimzi.io",
+        "KafkaNodePool",
+        (
+            Placement(
+                _p("/spec/template/pod"),
+                (
+                    ImageSource(
+                        (_p("/spec/kafka/image"),),
+                        related=("kafka.strimzi.io", "Kafka", "strimzi.io/cluster"),
+                    ),
+                ),
+                creates=2,
+            ),
+        ),
+        cites="KafkaNodePool.spec.template.pod.{affinity,tolerations}; images of the Kafka "
+        "its strimzi.io/cluster label names (spec.kafka.image)",
+    ),
+    *(
+        OperatorKind(
+            "kafka.strimzi.io",
+            kind,
+            (Placement(_p("/spec/template/pod"), (_image("/spec/image"),), creates=2),),
+            cites=f"{kind}.spec.template.pod.{{affinity,tolerations}}, spec.image",
+        )
+        for kind in ("KafkaConnect", "KafkaMirrorMaker2", "KafkaBridge")
+    ),
+    # KubeRay: pod templates per group.
+    _ray("RayCluster", "/spec"),
+    _ray("RayJob", "/spec/rayClusterSpec"),
+    _ray("RayService", "/spec/rayClusterConfig"),
+    # Kubeflow training operator: one pod template per replica type.
+    _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+    _kubeflow("TFJob", "tfReplicaSpecs"),
+    _kubeflow("MPIJob", "mpiReplicaSpecs"),
+    _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
+    _kubeflow("PaddleJob", "paddleReplicaSpecs"),
+    _kubeflow("MXJob", "mxReplicaSpecs"),
+    _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # Spark operator: driver and executor, each with its image or the application's.
+    OperatorKind(
+        "sparkoperator.k8s.io",
+        "SparkApplication",
+        (
+            Placement(
+                _p("/spec/driver"),
+                (
+                    _image("/spec/driver/image", "/spec/image"),
+                    _extra("/spec/driver/sidecars/*/image"),
+                    _extra("/spec/driver/initContainers/*/image"),
+                ),
+            ),
+            Placement(
+                _p("/spec/executor"),
+                (
+                    _image("/spec/executor/image", "/spec/image"),
+                    _extra("/spec/executor/sidecars/*/image"),
+                    _extra("/spec/executor/initContainers/*/image"),
+                ),
+            ),
+        ),
+        cites="SparkApplication.spec.{driver,executor}.{affinity,tolerations,nodeSelector,"
+        "image,sidecars,initContainers}, spec.image",
+    ),
+    # Tekton: a pod template applied to every step's pod; the images are the steps'.
+    OperatorKind(
+        "tekton.dev",
+        "TaskRun",
+        (
+            Placement(
+                _p("/spec/podTemplate"),
+                (
+                    _extra("/spec/taskSpec/steps/*/image"),
+                    _extra("/spec/taskSpec/sidecars/*/image"),
+                ),
+                creates=1,
+            ),
+        ),
+        cites="TaskRun.spec.podTemplate.{affinity,tolerations,nodeSelector}; images "
+        "spec.taskSpec.{steps,sidecars}[].image (a taskRef's are the referenced Task's)",
+        adds="its init and entrypoint images",
+    ),
+    OperatorKind(
+        "tekton.dev",
+        "PipelineRun",
+        (
+            Placement(
+                _p("/spec/taskRunTemplate/podTemplate"),
+                (
+                    _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
+                    _extra("/spec/pipelineSpec/tasks/*/taskSpec/sidecars/*/image"),
+                    _extra("/spec/pipelineSpec/finally/*/taskSpec/steps/*/image"),
+                ),
+                creates=2,
+            ),
+        ),
+        cites="PipelineRun.spec.taskRunTemplate.podTemplate; images "
+        "spec.pipelineSpec.{tasks,finally}[].taskSpec.steps[].image",
+        adds="its init and entrypoint images",
+    ),
+    # OpenTelemetry operator: the collector's pods follow its spec.
+    OperatorKind(
+        "opentelemetry.io",
+        "OpenTelemetryCollector",
+        (
+            Placement(
+                _p("/spec"), (_image("/spec/image"), _extra("/spec/additionalContainers/*/image"))
+            ),
+        ),
+        cites="OpenTelemetryCollector.spec.{affinity,tolerations,nodeSelector,image}",
+        adds="the collector image of the operator's version when spec.image is not set",
+    ),
+    # Jaeger operator: common placement in spec for every component.
+    OperatorKind(
+        "jaegertracing.io",
+        "Jaeger",
+        (
+            Placement(
+                _p("/spec"),
+                (
+                    _image("/spec/allInOne/image", required=False),
+                    _image("/spec/collector/image", required=False),
+                    _image("/spec/query/image", required=False),
+                    _image("/spec/ingester/image", required=False),
+                ),
+            ),
+        ),
+        cites="Jaeger.spec.{affinity,tolerations}; images spec.<component>.image",
+        adds="the image of each component of the operator's version when none is named",
+    ),
+    # MinIO operator: one placement per pool, the tenant's image.
+    OperatorKind(
+        "minio.min.io",
+        "Tenant",
+        (
+            Placement(
+                _p("/spec/pools/*"),
+                (_image("/spec/image"), _extra("/spec/sideCars/containers/*/image")),
+            ),
+        ),
+        cites="Tenant.spec.pools[].{affinity,tolerations,nodeSelector}, spec.image",
+        adds="its sidecar (the operator's) and an init container",
+    ),
+    # Rook: placement.all with a bare nodeAffinity; the Ceph daemons run the ceph image.
+    OperatorKind(
+        "ceph.rook.io",
+        "CephCluster",
+        (
+            Placement(
+                _p("/spec/placement/all"),
+                (_image("/spec/cephVersion/image"),),
+                creates=2,
+                shape="node-affinity",
+            ),
+        ),
+        cites="CephCluster.spec.placement.all.{nodeAffinity,tolerations}, spec.cephVersion.image",
+        adds="the CSI and Rook images of the operator for the pods it runs beside the daemons",
+    ),
+    # Flink Kubernetes operator: pod templates for both roles.
+    OperatorKind(
+        "flink.apache.org",
+        "FlinkDeployment",
+        (
+            Placement(
+                _p("/spec/podTemplate/spec"), (_image("/spec/image"),), creates=2, pod_spec=True
+            ),
+            Placement(
+                _p("/spec/jobManager/podTemplate/spec"),
+                (_image("/spec/image"),),
+                creates=2,
+                pod_spec=True,
+            ),
+            Placement(
+                _p("/spec/taskManager/podTemplate/spec"),
+                (_image("/spec/image"),),
+                creates=2,
+                pod_spec=True,
+            ),
+        ),
+        cites="FlinkDeployment.spec.{podTemplate,jobManager.podTemplate,taskManager.podTemplate} "
+        "(Pod templates), spec.image",
+    ),
+    # Volcano: one pod template per task.
+    OperatorKind(
+        "batch.volcano.sh",
+        "Job",
+        (Placement(_p("/spec/tasks/*/template/spec"), pod_spec=True),),
+        cites="Job.spec.tasks[].template (a PodTemplateSpec)",
+    ),
+    # Crossplane: the provider's deployment; its image is the package's.
+    OperatorKind(
+        "pkg.crossplane.io",
+        "DeploymentRuntimeConfig",
+        (
+            Placement(
+                _p("/spec/deploymentTemplate/spec/template/spec"),
+                (_image("/spec/deploymentTemplate/spec/template/spec/containers/*/image"),),
+                creates=4,
+                pod_spec=True,
+            ),
+        ),
+        cites="DeploymentRuntimeConfig.spec.deploymentTemplate.spec.template (a Deployment's)",
+        adds="the provider's container (the package's image) when the template names none",
+    ),
+)
+
+
+def catalogue_by_kind(
+    entries: Sequence[OperatorKind] = CATALOGUE,
+) -> dict[tuple[str, str], OperatorKind]:
+    """(API group, kind) -> its entry; a later entry of the same kind extends the earlier
+    (a policy's podSpecs entry for a built-in kind adds placements, images, defaults)."""
+    table: dict[tuple[str, str], OperatorKind] = {}
+    for entry in entries:
+        key = (entry.group, entry.kind)
+        known = table.get(key)
+        if known is None:
+            table[key] = entry
+            continue
+        table[key] = OperatorKind(
+            entry.group,
+            entry.kind,
+            (*known.placements, *(p for p in entry.placements if p not in known.placements)),
+            (*known.operator_images, *entry.operator_images),
+            (*known.default_images, *entry.default_images),
+            known.cites,
+            known.adds,
+        )
+    return table
+
+
+_TEMPLATE_PART = re.compile(r"\{(/[^{}]*)\}")
+
+
+def resolved_default(resource: Mapping[str, object], template: str) -> str | None:
+    """A default image of an operator's kind for ``resource``: its ``{/pointer}`` parts read in
+    the resource (``{/spec/version}``); None when one is missing or not a plain word."""
+    missing = False
+
+    def part(match: re.Match[str]) -> str:
+        nonlocal missing
+        found = [value for _, value in expand(resource, _p(match.group(1)))]
+        if (
+            len(found) != 1
+            or not isinstance(found[0], str | int | float)
+            or isinstance(found[0], bool)
+        ):
+            missing = True
+            return ""
+        text = str(found[0]).strip()
+        if not _WORD.fullmatch(text):
+            missing = True
+        return text
+
+    image = _TEMPLATE_PART.sub(part, template)
+    return None if missing else image
+
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:
+    """Every (concrete path, value) ``pointer`` matches in ``value``; ``*`` matches every list
+    item or map value. A token that does not exist matches nothing."""
+    matches: list[tuple[ConcretePath, object]] = [((), value)]
+    for token in pointer:
+        following: list[tuple[ConcretePath, object]] = []
+        for path, current in matches:
+            if token == WILDCARD:
+                if isinstance(current, list):
+                    following.extend(((*path, i), item) for i, item in enumerate(current))
+                elif isinstance(current, Mapping):
+                    following.extend(((*path, k), item) for k, item in current.items())
+            elif isinstance(current, Mapping) and token in current:
+                following.append(((*path, token), current[token]))
+            elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
+                following.append(((*path, int(token)), current[int(token)]))
+        matches = following
+    return iter(matches)
+
+
+def image_matches(
+    resource: Mapping[str, object],
+    pointer: Pointer,
+    placement_pattern: Pointer,
+    placement_path: ConcretePath,
+) -> list[tuple[ConcretePath, str]]:
+    """The images ``pointer`` names for the placement at ``placement_path`` (an instance of
+    ``placement_pattern``): an image pointer that starts with the placement's pattern is read
+    under that very placement (each pool its own image); any other is read over the whole
+    resource. Values that are not non-empty strings are not images."""
+    prefix = len(placement_pattern)
+    if len(pointer) > prefix and pointer[:prefix] == placement_pattern:
+        base: object = resource
+        for part in placement_path:
+            base = base[part] if isinstance(base, Mapping | list) else None  # type: ignore[index]
+        found = [
+            ((*placement_path, *path), value) for path, value in expand(base, pointer[prefix:])
+        ]
+    else:
+        found = list(expand(resource, pointer))
+    return [(path, value) for path, value in found if isinstance(value, str) and value.strip()]
+
+
+# -- writing into a placement ------------------------------------------------------------------
+
+_NODE_AFFINITY = "nodeAffinity"
+_AFFINITY = "affinity"
+
+
+def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, object]:
+    """A placement's object as the planner reads a pod spec: Rook's bare ``nodeAffinity`` as
+    ``affinity.nodeAffinity``."""
+    if shape != "node-affinity":
+        return holder
+    view = {key: value for key, value in holder.items() if key != _NODE_AFFINITY}
+    if holder.get(_NODE_AFFINITY) is not None:
+        view[_AFFINITY] = {_NODE_AFFINITY: holder[_NODE_AFFINITY]}
+    return view
+
+
+def in_shape(
+    operations: Sequence[PatchOperation], path: ConcretePath, shape: str
+) -> list[PatchOperation]:
+    """Operations planned on :func:`scheduling_view`, written in the placement's own shape:
+    ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook."""
+    if shape != "node-affinity":
+        return list(operations)
+    written: list[PatchOperation] = []
+    for operation in operations:
+        relative = operation.relative_to(path).path if operation.is_under(path) else ()
+        if relative[:2] == (_AFFINITY, _NODE_AFFINITY):
+            written.append(PatchOperation(operation.op, (*path, *relative[1:]), operation.value))
+        elif relative == (_AFFINITY,) and isinstance(operation.value, Mapping):
+            value = operation.value.get(_NODE_AFFINITY)
+            written.append(PatchOperation("add", (*path, _NODE_AFFINITY), value))
+        else:
+            written.append(operation)
+    return written
+
+
+def materialized(
+    operations: Sequence[PatchOperation], path: ConcretePath, missing: int
+) -> list[PatchOperation]:
+    """Operations planned on an empty object at ``path`` whose last ``missing`` tokens do not
+    exist yet, as one ``add`` of the first missing one (holding the rest)."""
+    if not missing or not operations:
+        return list(operations)
+    value = apply_patch({}, [operation.relative_to(path) for operation in operations])
+    for token in reversed(path[len(path) - missing + 1 :]):
+        value = {token: value}
+    return [PatchOperation("add", path[: len(path) - missing + 1], value)]
