@@ -264,10 +264,18 @@ def verify(
 @click.option(
     "-o",
     "--output",
-    type=click.Choice(["yaml", "patch"]),
+    type=click.Choice(["yaml", "patch", "kustomize", "helmrelease-patches"]),
     default="yaml",
     show_default=True,
-    help="yaml: the transformed stream; patch: RFC 6902 patches per changed document.",
+    help="yaml: the transformed stream; patch: RFC 6902 patches per changed document; "
+    "kustomize: a kustomize Component in --output-dir (docs/flux.md); helmrelease-patches: "
+    "a Flux HelmRelease's postRenderers.",
+)
+@click.option(
+    "--output-dir",
+    metavar="DIR",
+    help="With --output kustomize: the directory of the Component (created; files of an "
+    "earlier run replaced or removed, no other file touched).",
 )
 @click.option(
     "-i",
@@ -278,14 +286,24 @@ def verify(
 @verify_option
 @lock_options
 @resolver_options
-def mutate(options: RunOptions, paths: tuple[str, ...], output: str, in_place: bool) -> int:
+def mutate(
+    options: RunOptions,
+    paths: tuple[str, ...],
+    output: str,
+    output_dir: str | None,
+    in_place: bool,
+) -> int:
     """Add tolerations and node affinity to the manifests in PATHs (files, directories, or -
     for stdin; stdin when none) and print the result."""
     from kmultiarch.cli.commands.mutate import mutate as run_mutate
 
     if in_place and (not paths or "-" in paths):
         raise click.UsageError("--in-place needs file or directory paths, not stdin")
-    return run_mutate(options, list(paths), output, in_place)
+    if (output == "kustomize") != (output_dir is not None):
+        raise click.UsageError("--output kustomize and --output-dir DIR go together")
+    if in_place and output in ("kustomize", "helmrelease-patches"):
+        raise click.UsageError(f"--in-place cannot be combined with --output {output}")
+    return run_mutate(options, list(paths), output, in_place, output_dir)
 
 
 @cli.command(context_settings={"ignore_unknown_options": False})
@@ -336,6 +354,13 @@ _SKIP_NON_MANIFESTS = click.option(
     "(default: github when GITHUB_ACTIONS=true, else text).",
 )
 @click.option("--diff", is_flag=True, help="Also show the unified diff mutate would apply.")
+@click.option(
+    "--component",
+    metavar="DIR",
+    help="The committed kustomize Component of `mutate --output kustomize` (docs/flux.md): "
+    "the changes it makes are not failures, and check fails when DIR differs from what mutate "
+    "would write now.",
+)
 @_SKIP_NON_MANIFESTS
 @verify_option
 @lock_options
@@ -345,6 +370,7 @@ def check(
     paths: tuple[str, ...],
     output: str | None,
     diff: bool,
+    component: str | None,
     skip_non_manifests: bool,
 ) -> int:
     """Exit 1 when mutate would change the manifests in PATHs, when a pod has no platform where
@@ -353,7 +379,9 @@ def check(
 
     if diff and output == "sarif":
         raise click.UsageError("--diff cannot be combined with --output sarif")
-    return check_manifests(options, list(paths), output, diff, skip_non_manifests)
+    return check_manifests(
+        options, list(paths), output, diff, skip_non_manifests, component=component
+    )
 
 
 @cli.command()
