@@ -28,6 +28,7 @@ from kmultiarch.core.findings import (
     PodStatus,
     ResourceRef,
     Severity,
+    count_of,
     unresolved_image_message,
 )
 from kmultiarch.core.operators import in_shape, materialized, scheduling_view
@@ -931,18 +932,30 @@ _SUMMARY_WORDS = {"needs-change": "changed", "ok": "unchanged"}
 
 
 def summarise(result: EngineResult) -> str:
+    """``2 pod specs, 1 changed, 1 unchanged; 3 images: 1 from cache or lock, 2 looked up,
+    1 failed`` (an image declared by the policy's overrides is counted as such; failed counts
+    every image whose platforms are not known, however it was asked)."""
     counts: dict[str, int] = {}
     for pod in result.pods:
         counts[pod.status] = counts.get(pod.status, 0) + 1
-    images = len(result.resolutions)
-    from_cache = sum(1 for r in result.resolutions.values() if r.source in ("cache", "lock"))
+    resolutions = result.resolutions.values()
+    from_cache = sum(1 for r in resolutions if r.ok and r.source in ("cache", "lock"))
+    looked_up = sum(1 for r in resolutions if r.source == "registry")
+    declared = sum(1 for r in resolutions if r.source == "override")
+    failed = sum(1 for r in resolutions if not r.ok)
     counts["conflict"] = sum(counts.pop(status, 0) for status in CONFLICTS)
-    parts = [f"{len(result.pods)} pod specs"]
+    parts = [count_of(len(result.pods), "pod spec")]
     parts.extend(
         f"{counts[status]} {_SUMMARY_WORDS.get(status, status)}"
         for status in ("needs-change", "ok", "skipped", "excluded", "unresolved", "conflict")
         if counts.get(status)
     )
+    images = [f"{from_cache} from cache or lock", f"{looked_up} looked up"]
+    if declared:
+        images.append(f"{declared} declared by overrides")
+    if failed:
+        images.append(f"{failed} failed")
+    return f"{', '.join(parts)}; {count_of(len(result.resolutions), 'image')}: {', '.join(images)}"
     return (
         f"{', '.join(parts)}; {images} images ({from_cache} from cache/lock, "
         f"{images - from_cache} looked up or declared)"

@@ -26,6 +26,11 @@ PodStatus = Literal[
 CONFLICTS: tuple[PodStatus, ...] = ("no-common-platform", "scheduling-conflict")
 
 
+def count_of(number: int, noun: str) -> str:
+    """``1 pod spec``, ``3 pod specs``, ``0 errors``: a count with its noun, for messages."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def format_field_path(path: Sequence[str | int]) -> str:
     """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
     text = ""

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from kmultiarch.assess.assessment import CheckResult, PodVerdict
-from kmultiarch.core.findings import RULES, Finding
+from kmultiarch.core.findings import RULES, Finding, count_of
 from kmultiarch.output import display_path, table
 from kmultiarch.output.safe import github_data, github_property, github_verbatim, printable
 from kmultiarch.version import __version__
@@ -27,19 +27,15 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 def summary_line(result: CheckResult) -> str:
     counts = result.counts()
-    parts = [f"{len(result.pods)} pod specs"]
+    parts = [count_of(len(result.pods), "pod spec")]
     parts += [f"{counts[key]} {key}" for key in VERDICT_TEXT if counts.get(key)]
     errors = sum(1 for p in result.problems if p.severity == "error")
     warnings = len(result.problems) - errors
     verdict = "FAILED" if result.failed else "passed"
     return (
-        f"check {verdict}: {', '.join(parts)}; {_count(errors, 'error')}, "
-        f"{_count(warnings, 'warning')}"
+        f"check {verdict}: {', '.join(parts)}; {count_of(errors, 'error')}, "
+        f"{count_of(warnings, 'warning')}"
     )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def format_text(result: CheckResult) -> str:

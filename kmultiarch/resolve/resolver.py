@@ -148,7 +148,8 @@ class Resolver:
             )
         if self.offline:
             # Offline renders depend on the lock alone, not on what a cache happens to hold.
-            return Resolution(reference, error=self._offline_error(reference))
+            # Answered by the lock's silence: nothing was looked up.
+            return Resolution(reference, source="lock", error=self._offline_error(reference))
         return None
 
     def _from_cache(self, reference: ImageRef, stale: dict[ImageRef, str]) -> Resolution | None:

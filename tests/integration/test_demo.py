@@ -48,8 +48,8 @@ def test_the_demo_runs_offline(tmp_path: Path) -> None:
     expected = (DEMO / "expected" / "mutated.yaml").read_text()
     assert stdout.startswith(expected)
     assert (
-        "kmultiarch: 6 pod specs, 5 changed, 1 unchanged; 8 images (8 from cache/lock, "
-        "0 looked up or declared)"
+        "kmultiarch: 6 pod specs, 5 changed, 1 unchanged; 8 images: 8 from cache or lock, "
+        "0 looked up\n"
     ) in stderr
     # 2. check: the table, and why it exits 1
     rest = stdout[len(expected) :]

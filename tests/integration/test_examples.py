@@ -93,8 +93,8 @@ def test_krm_example_through_a_resource_list(registry: SeededRegistry, tmp_path:
     assert output["items"] == load_all((KRM / "expected.yaml").read_text())
     assert output["results"] == [
         {
-            "message": "kmultiarch: 2 pod specs, 2 changed; 3 images (0 from cache/lock, "
-            "3 looked up or declared)",
+            "message": "kmultiarch: 2 pod specs, 2 changed; 3 images: 0 from cache or lock, "
+            "3 looked up",
             "severity": "info",
         }
     ]

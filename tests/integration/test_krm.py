@@ -167,8 +167,8 @@ def test_items_are_edited_and_everything_else_passes_through(
     # Exactly one result, the info summary; the lines added are the edits and the results.
     assert output["results"] == [
         {
-            "message": "kmultiarch: 2 pod specs, 2 changed; 2 images (0 from cache/lock, "
-            "2 looked up or declared)",
+            "message": "kmultiarch: 2 pod specs, 2 changed; 2 images: 0 from cache or lock, "
+            "2 looked up",
             "severity": "info",
         }
     ]

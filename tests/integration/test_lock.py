@@ -4,6 +4,8 @@ of the real registry."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -47,7 +49,7 @@ def make_lock(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
-    assert f"wrote {lock}: 4 images" in result.stderr
+    assert f"wrote {lock}: 4 images locked" in result.stderr
     return lock
 
 
@@ -58,7 +60,10 @@ def test_lock_writes_sorted_entries_with_a_header(
     text = lock.read_text()
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert header[0].startswith("# kmultiarch lock file")
-    assert any(f"`kmultiarch lock {manifests} -o {lock}`" in line for line in header)
+    # The whole command, the policy included: running it again refreshes the lock.
+    assert any(
+        f"`kmultiarch lock --config {policy} {manifests} -o {lock}`" in line for line in header
+    )
     assert any("kmultiarch 0." in line and "Z." in line for line in header)
     document = yaml.safe_load(text)
     assert document["apiVersion"] == "kmultiarch.dev/v1alpha1"
@@ -96,7 +101,7 @@ def test_a_locked_offline_run_makes_no_request(
         assert result.returncode in (0, 1), result.stderr
         if command[0] == "mutate":
             assert result.stdout == online.stdout
-            assert "4 from cache/lock" in result.stderr
+            assert "4 images: 4 from cache or lock, 0 looked up" in result.stderr
         elif command[0] == "check":
             sources = {
                 c["resolvedFrom"] for pod in result.json()["pods"] for c in pod["containers"]
@@ -151,6 +156,10 @@ def test_offline_misses_follow_the_failure_policy(
     assert f"not in the lock file {lock} and --offline forbids a lookup" in warned.stderr
     assert "add it with `kmultiarch lock`" in warned.stderr
     assert warned.stdout == extra.read_text()
+    # Nothing was looked up: the image is counted as failed, not as a lookup.
+    assert warned.stderr.rstrip().endswith(
+        "kmultiarch: 1 pod spec, 1 unresolved; 1 image: 0 from cache or lock, 0 looked up, 1 failed"
+    ), warned.stderr
 
     strict = write_policy(tmp_path / "strict.yaml", registry, {"failurePolicy": "Fail"})
     failed = run_kmultiarch(
@@ -312,3 +321,50 @@ def test_lock_writes_where_the_policy_says(
     checked = run_kmultiarch(["lock", "--check", "--config", str(policy)], env=env, cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert "up to date (4 tags checked, 4 entries)" in checked.stderr
+
+
+def test_the_headers_command_makes_the_same_lock_again(
+    tmp_path: Path, policy: Path, manifests: Path, env: dict[str, str]
+) -> None:
+    lock = make_lock(tmp_path, policy, manifests, env)
+    first = lock.read_text()
+    (command,) = re.findall(r"^# Made by `([^`]*)`", first, re.MULTILINE)
+    lock.unlink()
+    again = run_kmultiarch(shlex.split(command)[1:], env=env)
+    assert again.returncode == 0, again.stderr
+    entries = yaml.safe_load(lock.read_text())["images"]
+    assert entries == yaml.safe_load(first)["images"]
+
+
+def test_images_declared_by_overrides_are_said_to_be_policy_not_lock_entries(
+    tmp_path: Path, registry: SeededRegistry, manifests: Path, env: dict[str, str]
+) -> None:
+    policy = write_policy(
+        tmp_path / "policy.yaml",
+        registry,
+        {"overrides": [{"image": "registry.test/*", "platforms": ["linux/amd64"]}]},
+    )
+    lock = tmp_path / "k.lock"
+    result = run_kmultiarch(
+        ["lock", "--config", str(policy), str(manifests), "-o", str(lock)], env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(lock.read_text())["images"] == {}
+    assert f"wrote {lock}: 0 images locked\n" in result.stderr
+    assert (
+        "4 images not in the lock: the policy's spec.overrides declares their platforms, and "
+        "overrides are policy, read from it by every run"
+    ) in result.stderr
+
+
+def test_a_failed_lookup_is_counted_as_looked_up_and_failed(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    policy = write_policy(tmp_path / "policy.yaml", registry)
+    missing = tmp_path / "missing.yaml"
+    missing.write_text(deployment("gone", ["registry.test/no-such-image:1.0"]))
+    result = run_kmultiarch(["mutate", "--config", str(policy), str(missing)], env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.rstrip().endswith(
+        "kmultiarch: 1 pod spec, 1 unresolved; 1 image: 0 from cache or lock, 1 looked up, 1 failed"
+    ), result.stderr

@@ -35,7 +35,9 @@ def test_mutate_appends_warnings_and_summary(registry: SeededRegistry, tmp_path:
     assert lines[0] == "from an earlier run"  # appended, never truncated
     assert lines[1:] == result.stderr.splitlines()
     assert lines[1].startswith("kmultiarch: warning: <stdin>:8: Pod app: image ")  # its image: line
-    assert lines[-1].startswith("kmultiarch: 1 pod specs")
+    assert lines[-1] == (
+        "kmultiarch: 1 pod spec, 1 unresolved; 1 image: 0 from cache or lock, 1 looked up, 1 failed"
+    )
 
 
 def test_errors_of_any_command_are_appended(registry: SeededRegistry, tmp_path: Path) -> None:

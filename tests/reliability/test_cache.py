@@ -76,7 +76,7 @@ def _assert_warm(
     assert run.returncode == 0, run.stderr
     assert run.stdout == expected
     assert _warnings(run) == []
-    assert f"({len(IMAGES)} from cache/lock" in run.stderr
+    assert f"{len(IMAGES)} images: {len(IMAGES)} from cache or lock, 0 looked up" in run.stderr
     assert log.requests() == []
 
 

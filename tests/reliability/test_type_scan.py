@@ -144,7 +144,7 @@ def test_lock_sees_the_image_of_a_workload_whose_text_poses_as_a_config_map(
     lock = tmp_path / "kmultiarch.lock"
     run, _ = _run(tmp_path, "lock", "-o", str(lock), document=document)
     assert run.returncode == 0, run.stderr
-    assert "1 declared by overrides" in run.stderr, run.stderr
+    assert "1 image not in the lock: the policy's spec.overrides" in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("case", CASES)

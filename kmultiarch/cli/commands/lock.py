@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
+from kmultiarch.core.findings import count_of
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.engine import EngineResult, read_sources, run
@@ -19,6 +20,7 @@ from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.safe import printable
 from kmultiarch.run.clock import generated_at
+from kmultiarch.run.config import DEFAULT_NAMESPACE
 from kmultiarch.run.runs import pull_secrets_of
 from kmultiarch.run.session import Session
 from kmultiarch.version import __version__
@@ -45,6 +47,7 @@ def lock_images(
         lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
     if check_only:
         return check_lock(options, policy, paths, lock_file)
+    command = lock_command(options, paths, lock_file)
     if (options.request.verify or policy.verify.mode) == "enforce":
         # The lock records what the registry claims and every verdict; dropping a platform
         # is the decision of each render that reads it (under its own mode).
@@ -72,19 +75,36 @@ def lock_images(
         for reference, resolution in result.resolutions.items()
         if resolution.ok and resolution.digest and resolution.source != "override"
     ]
-    command = shlex.join(["kmultiarch", "lock", *paths, "-o", lock_file])
     write_lock(lock_file, ImageLock.of(entries), lock_header(command))
     if not options.quiet:
         from kmultiarch.cli.session import note
 
         overridden = sum(1 for r in result.resolutions.values() if r.source == "override")
         note(
-            f"wrote {lock_file}: {len(entries)} images"
-            + (f" ({overridden} declared by overrides, not locked)" if overridden else "")
+            f"wrote {lock_file}: {count_of(len(entries), 'image')} locked"
             + (f"; {len(failures)} could not be resolved" if failures else "")
             + _verdict_counts(entries)
         )
+        if overridden:
+            note(
+                f"{count_of(overridden, 'image')} not in the lock: the policy's spec.overrides "
+                "declares their platforms, and overrides are policy, read from it by every run"
+            )
     return 0
+
+
+def lock_command(options: RunOptions, paths: Sequence[str], lock_file: str) -> str:
+    """The command that makes this lock again: the options that decide what it holds (the
+    policy, the verification, the namespace), the paths and the file."""
+    words = ["kmultiarch", "lock"]
+    if options.config:
+        words += ["--config", options.config]
+    if options.request.verify is not None:
+        words += ["--verify", options.request.verify]
+    if options.request.namespace != DEFAULT_NAMESPACE:
+        words += ["--namespace", options.request.namespace]
+    words += [*paths, "-o", lock_file]
+    return shlex.join(words) + (" < MANIFESTS" if not paths else "")
 
 
 def _verdicts(resolution: Resolution) -> tuple[PlatformVerification, ...] | None:
