@@ -46,3 +46,29 @@ def test_the_patch_output_is_documented_as_it_is(tmp_path: Path) -> None:
     fields = set(re.findall(r"^\| `([^`]+)`", section, re.MULTILINE))
     fields |= {"apiVersion", "kind", "name", "namespace"}  # one row names the four
     assert set(json.loads(result.stdout)[0]) <= fields
+
+
+def test_document_counts_from_1_as_messages_do(tmp_path: Path) -> None:
+    """The third document is ``document: 3``, as kmultiarch's messages name it (here the
+    error of ``--output kustomize`` about the same document)."""
+    jobs = (DEMO / "manifests" / "jobs.yaml").read_text()
+    stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# nothing\n---\n" + jobs
+    options = ["--config", str(DEMO / "policy.yaml"), "--lock", str(DEMO / "kmultiarch.lock")]
+    result = run_kmultiarch(
+        ["mutate", *options, "--offline", "--output", "patch"],
+        env=clean_env(tmp_path),
+        stdin=stream,
+    )
+    assert result.returncode == 0, result.stderr
+    (entry,) = json.loads(result.stdout)
+    assert (entry["kind"], entry["document"]) == ("CronJob", 3)
+    twice = run_kmultiarch(
+        ["mutate", *options, "--offline", "--output", "helmrelease-patches"],
+        env=clean_env(tmp_path),
+        stdin=stream + "---\n" + jobs,
+    )
+    assert twice.returncode == 2
+    assert "kmultiarch: error: <stdin>: document 3: batch/v1 CronJob shop/orders-backup" in (
+        twice.stderr
+    )
+    assert "counts from **0**" not in documented_section()

@@ -134,6 +134,14 @@ def write_component(directory: Path, files: dict[str, str], options: RunOptions)
             "and was not written by kmultiarch; "
             "nothing was written: remove it, or choose another --output-dir"
         )
+    in_the_way = sorted(
+        name for name in files if (directory / name).exists() and not (directory / name).is_file()
+    )
+    if in_the_way:
+        raise InputError(
+            f"{directory}: {', '.join(in_the_way)} is in the way (not a file); nothing was "
+            "written: remove it, or choose another --output-dir"
+        )
     others = [name for name in OTHER_KUSTOMIZATION_NAMES if (directory / name).exists()]
     if others:
         raise InputError(
