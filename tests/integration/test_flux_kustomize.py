@@ -13,6 +13,7 @@ each reason is asserted against kustomize's own error on the whole file."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -477,3 +478,63 @@ def test_the_items_of_lists_are_patched_under_kustomize(tmp_path: Path) -> None:
     (renderer,) = yaml.safe_load(helmrelease_post_renderers(patches))["postRenderers"]
     inline = kustomization_of(tmp_path / "inline", stream, patches=renderer["kustomize"]["patches"])
     assert_same_resources(build(inline), built)
+
+
+# docs/flux.md ----------------------------------------------------------------------------------
+
+DOC = EXAMPLES.parent / "docs" / "flux.md"
+
+
+def documented_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), re.DOTALL)
+
+
+def test_the_docs_show_the_files_mutate_writes(tmp_path: Path) -> None:
+    example = EXAMPLES / "kustomize-overlay"
+    written = run_kmultiarch(
+        [
+            "mutate",
+            "--config",
+            str(example / "overlays" / "prod" / "multiarch.yaml"),
+            "--offline",
+            "--output",
+            "kustomize",
+            "--output-dir",
+            str(tmp_path / "kmultiarch"),
+        ],
+        env=clean_env(tmp_path),
+        stdin=build(example / "base"),
+    )
+    assert written.returncode == 0, written.stderr
+    shown = [block for block in documented_blocks("yaml") if block.startswith("# Written by")]
+    files = {path.name: path.read_text() for path in (tmp_path / "kmultiarch").iterdir()}
+    assert shown == [files[KUSTOMIZATION], files["statefulset_worker.yaml"]]
+
+
+def test_the_docs_show_the_post_renderers_mutate_prints(tmp_path: Path) -> None:
+    example = EXAMPLES / "helm-chart"
+    rendered = subprocess.run(
+        [str(helm_binary(3)), "template", "storefront", str(example / "chart"), "-n", "shop"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    printed = run_kmultiarch(
+        [
+            "mutate",
+            "--config",
+            str(example / "policy.yaml"),
+            "--lock",
+            str(example / "kmultiarch.lock"),
+            "--offline",
+            "--output",
+            "helmrelease-patches",
+        ],
+        env=clean_env(tmp_path),
+        stdin=rendered,
+    )
+    assert printed.returncode == 0, printed.stderr
+    (release,) = [
+        yaml.safe_load(block) for block in documented_blocks("yaml") if "kind: HelmRelease" in block
+    ]
+    assert release["spec"]["postRenderers"] == yaml.safe_load(printed.stdout)["postRenderers"]
