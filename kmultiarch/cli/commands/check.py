@@ -1,6 +1,10 @@
 """``kmultiarch check [PATH...]``: the CI gate. Exit 1 when ``mutate`` would change something,
 when a pod has no platform where all its images run, or (``failurePolicy: Fail``) when an image
-cannot be resolved; 0 otherwise."""
+cannot be resolved; 0 otherwise.
+
+With ``--component DIR`` (Flux, docs/flux.md) what ``mutate`` would change is the committed
+Component's to change: no ``needs-scheduling`` failure, and exit 1 when ``DIR`` differs from
+what ``mutate --output kustomize`` would write now."""
 
 from __future__ import annotations
 
