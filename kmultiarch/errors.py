@@ -8,7 +8,8 @@ line that names the file, document or image concerned and says what to do. Libra
     ├── InputError                bad input the user gave: exit 2
     │   ├── InvalidReferenceError   an image reference that does not parse
     │   ├── InvalidPlatformError    a platform string that does not parse
-    │   ├── PolicyError             a MultiArchPolicy that does not validate
+    │   ├── PolicyError             a MultiArchPolicy that does not validate (source, key
+    │   │                           path and message as fields)
     │   └── ManifestStreamError     YAML that cannot be read (file, line, reason)
     ├── RegistryError             an image whose platforms could not be resolved
     │   ├── RegistryAuthError       credentials refused or token endpoint failing
@@ -22,6 +23,23 @@ line that names the file, document or image concerned and says what to do. Libra
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: A path into a YAML value: mapping keys (strings) and list positions (integers), such as
+#: ``("spec", "tolerations", "linux/arm64", 0, "effect")``.
+KeyPath = tuple[str | int, ...]
+
+
+def format_field_path(path: Sequence[str | int]) -> str:
+    """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
 
 
 class KmultiarchError(Exception):
@@ -45,7 +63,34 @@ class InvalidPlatformError(InputError, ValueError):
 
 
 class PolicyError(InputError):
-    """A MultiArchPolicy (or KRM functionConfig) that does not validate."""
+    """A MultiArchPolicy (or KRM functionConfig) that does not validate.
+
+    Where, as fields: ``source``, the file or functionConfig; ``path``, the key path in it
+    (``("spec", "tolerations", "linux/arm64", 0, "effect")``); and ``message``, what is wrong
+    there. ``str()`` joins them once: ``policy.yaml: spec.tolerations.linux/arm64[0].effect:
+    expected one of ...`` (an empty part left out: an error about a whole file has no path, and
+    one whose message is located already, as a YAML reader's ``file:line: ...``, no source).
+    :meth:`rerooted` moves the path, for a form whose keys are spelt otherwise (a ConfigMap's
+    ``data.excludeKinds`` read into ``spec.exclude.kinds``).
+    """
+
+    def __init__(self, message: str, *, source: str = "", path: KeyPath = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.path = path
+
+    def __str__(self) -> str:
+        parts = (self.source, format_field_path(self.path), self.message)
+        return ": ".join(part for part in parts if part)
+
+    def rerooted(self, prefix: KeyPath, onto: KeyPath) -> PolicyError:
+        """The same error with ``prefix``, the start of its path, replaced by ``onto``."""
+        if self.path[: len(prefix)] != prefix:
+            raise ValueError(f"{format_field_path(self.path)} is not under {prefix}")
+        return PolicyError(
+            self.message, source=self.source, path=(*onto, *self.path[len(prefix) :])
+        )
 
 
 class ManifestStreamError(InputError):

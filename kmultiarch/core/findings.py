@@ -5,9 +5,10 @@ registry :data:`RULES`, which says what it means and how to act on it; formatter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from kmultiarch.errors import format_field_path
 
 Severity = Literal["error", "warning", "info"]
 
@@ -29,17 +30,6 @@ CONFLICTS: tuple[PodStatus, ...] = ("no-common-platform", "scheduling-conflict")
 def count_of(number: int, noun: str) -> str:
     """``1 pod spec``, ``3 pod specs``, ``0 errors``: a count with its noun, for messages."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def format_field_path(path: Sequence[str | int]) -> str:
-    """``spec.template.spec.containers[0]``: the form KRM results and messages use."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
-    return text
 
 
 @dataclass(frozen=True)

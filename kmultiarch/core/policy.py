@@ -27,6 +27,7 @@ from kmultiarch.core.operators import (
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import canonical_registry
+from kmultiarch.core.schema import Where, check_keys
 from kmultiarch.core.scope import LabelSelector, parse_label_selector
 from kmultiarch.errors import InvalidPlatformError, PolicyError
 
@@ -253,19 +254,20 @@ class Policy:
 def policy_from_object(document: object, source: str, *, base_dir: Path | None = None) -> Policy:
     """Validate a MultiArchPolicy object (already parsed) and build the Policy. Relative paths
     in it are relative to ``base_dir``, else to the directory of the file ``source`` names."""
+    where = Where(source, (), base_dir)
     if not isinstance(document, Mapping):
-        raise PolicyError(f"{source}: expected a MultiArchPolicy object (a YAML mapping)")
-    _check_keys(document, {"apiVersion", "kind", "metadata", "spec"}, "", source)
+        raise where.error("expected a MultiArchPolicy object (a YAML mapping)")
+    check_keys(document, {"apiVersion", "kind", "metadata", "spec"}, where)
     if document.get("apiVersion") != API_VERSION or document.get("kind") != KIND:
-        raise PolicyError(
-            f"{source}: expected apiVersion: {API_VERSION} and kind: {KIND}, got "
+        raise where.error(
+            f"expected apiVersion: {API_VERSION} and kind: {KIND}, got "
             f"apiVersion: {document.get('apiVersion')!r}, kind: {document.get('kind')!r}"
         )
     spec = document.get("spec", {})
     if spec is None:
         spec = {}
     if not isinstance(spec, Mapping):
-        raise PolicyError(f"{source}: spec: expected a mapping")
+        raise (where / "spec").error("expected a mapping")
     return policy_from_spec(spec, source, base_dir=base_dir)
 
 
@@ -296,186 +298,190 @@ SPEC_KEYS = frozenset(
 def policy_from_spec(
     spec: Mapping[str, object], source: str, *, base_dir: Path | None = None
 ) -> Policy:
-    _check_keys(spec, SPEC_KEYS, "spec", source)
+    root = Where(source, ("spec",), base_dir)
+    check_keys(spec, SPEC_KEYS, root)
     defaults = Policy()
     platforms = defaults.platforms
     node_selectors: dict[Platform, dict[str, str]] = {}
     if "platforms" in spec:
-        platforms, node_selectors = _cluster_platforms(spec["platforms"], source)
-        if not platforms:
-            raise PolicyError(f"{source}: spec.platforms: list at least one node platform")
+        platforms, node_selectors = _cluster_platforms(spec["platforms"], root / "platforms")
     tolerations = defaults.tolerations
     if "tolerations" in spec:
-        tolerations = _tolerations(spec["tolerations"], platforms, source)
-    node_affinity = _choice(
-        spec, "nodeAffinity", NODE_AFFINITY_MODES, defaults.node_affinity, source
-    )
-    failure_policy = _choice(
-        spec, "failurePolicy", FAILURE_POLICIES, defaults.failure_policy, source
-    )
-    lock, embedded_lock = spec.get("lock"), None
-    if isinstance(lock, Mapping):
-        try:
-            embedded_lock = lock_from_object(lock, f"{source}: spec.lock")
-        except LockFileError as exc:
-            raise PolicyError(str(exc)) from exc
-        lock = None
-    elif lock is not None and not isinstance(lock, str):
-        raise PolicyError(
-            f"{source}: spec.lock: expected a file path string, or a lock file's content "
-            "(apiVersion, kind: ImageLock, images)"
-        )
-    cache = spec.get("cache") or {}
-    if not isinstance(cache, Mapping):
-        raise PolicyError(
-            f"{source}: spec.cache: expected a mapping with url (and ca, keyFile or key)"
-        )
-    _check_keys(cache, {"url", "ca", "keyFile", "key"}, "spec.cache", source)
-    cache_url, cache_ca = cache.get("url"), cache.get("ca")
-    cache_key_file, cache_key = cache.get("keyFile"), cache.get("key")
-    if cache_key_file is not None and (not isinstance(cache_key_file, str) or not cache_key_file):
-        raise PolicyError(f"{source}: spec.cache.keyFile: expected the path of a file")
-    if cache_key is not None and (not isinstance(cache_key, str) or len(cache_key.strip()) < 16):
-        # The message never quotes the value: it is a secret.
-        raise PolicyError(
-            f"{source}: spec.cache.key: expected a string of at least 16 characters "
-            "(better: keyFile, a file kept out of the repository)"
-        )
-    if cache_key_file is not None and cache_key is not None:
-        raise PolicyError(f"{source}: spec.cache: give keyFile or key, not both")
-    if cache_url is not None and (
-        not isinstance(cache_url, str)
-        or not cache_url.startswith(("redis://", "rediss://", "unix://"))
-    ):
-        raise PolicyError(
-            f"{source}: spec.cache.url: expected a redis://, rediss:// or unix:// URL"
-        )
-    if cache_ca is not None and not isinstance(cache_ca, str):
-        raise PolicyError(f"{source}: spec.cache.ca: expected a path to a PEM CA bundle")
-    stale_if_error = spec.get("staleIfError", DEFAULT_STALE_IF_ERROR)
-    if (
-        isinstance(stale_if_error, bool)
-        or not isinstance(stale_if_error, int | float)
-        or stale_if_error < 0
-    ):
-        raise PolicyError(
-            f"{source}: spec.staleIfError: expected seconds (a number >= 0; 0 disables)"
-        )
+        tolerations = _tolerations(spec["tolerations"], root / "tolerations", platforms)
+    lock, embedded_lock = _lock(spec.get("lock"), root / "lock")
+    cache_url, cache_ca, cache_key_file, cache_key = _cache(spec.get("cache"), root / "cache")
     return Policy(
         platforms=platforms,
         tolerations=tolerations,
-        node_affinity=cast(NodeAffinityMode, node_affinity),
-        failure_policy=cast(FailurePolicy, failure_policy),
-        overrides=_overrides(spec.get("overrides"), source),
-        exclude=_exclusions(spec.get("exclude"), source),
-        registries=_registries(spec.get("registries"), source, base_dir),
-        lock=_relative_to(source, lock, base_dir) if lock else None,
+        node_affinity=cast(
+            NodeAffinityMode,
+            _choice(
+                spec.get("nodeAffinity", defaults.node_affinity),
+                root / "nodeAffinity",
+                NODE_AFFINITY_MODES,
+            ),
+        ),
+        failure_policy=cast(
+            FailurePolicy,
+            _choice(
+                spec.get("failurePolicy", defaults.failure_policy),
+                root / "failurePolicy",
+                FAILURE_POLICIES,
+            ),
+        ),
+        overrides=_overrides(spec.get("overrides"), root / "overrides"),
+        exclude=_exclusions(spec.get("exclude"), root / "exclude"),
+        registries=_registries(spec.get("registries"), root / "registries"),
+        lock=lock,
         embedded_lock=embedded_lock,
-        stale_if_error=float(stale_if_error),
+        stale_if_error=_stale_if_error(
+            spec.get("staleIfError", DEFAULT_STALE_IF_ERROR), root / "staleIfError"
+        ),
         cache_url=cache_url,
-        cache_ca=_relative_to(source, cache_ca, base_dir) if cache_ca else None,
-        cache_key_file=_relative_to(source, cache_key_file, base_dir) if cache_key_file else None,
+        cache_ca=cache_ca,
+        cache_key_file=cache_key_file,
         cache_key=cache_key,
-        pod_specs=_pod_specs(spec.get("podSpecs"), source),
-        annotate=_flag(spec, "annotate", source),
-        mode=cast(Mode, _choice(spec, "mode", MODES, "optOut", source)),
-        preferences=_preferences(spec.get("preferences"), platforms, source),
+        pod_specs=_pod_specs(spec.get("podSpecs"), root / "podSpecs"),
+        annotate=_flag(spec.get("annotate", False), root / "annotate"),
+        mode=cast(Mode, _choice(spec.get("mode", "optOut"), root / "mode", MODES)),
+        preferences=_preferences(spec.get("preferences"), root / "preferences", platforms),
         node_selectors=node_selectors,
-        verify=_verify(spec.get("verify"), source),
-        injections=_injections(spec.get("injections"), source),
-        namespace_labels=_namespace_labels(spec.get("namespaceLabels"), source),
+        verify=_verify(spec.get("verify"), root / "verify"),
+        injections=_injections(spec.get("injections"), root / "injections"),
+        namespace_labels=_namespace_labels(spec.get("namespaceLabels"), root / "namespaceLabels"),
         fallback_platforms=tuple(
             dict.fromkeys(
-                _platform_list(
-                    spec.get("fallbackPlatforms") or [], "spec.fallbackPlatforms", source
-                )
+                _platform_list(spec.get("fallbackPlatforms") or [], root / "fallbackPlatforms")
             )
         ),
         source=source,
     )
 
 
-def _injections(value: object, source: str) -> tuple[Injection, ...]:
+def _lock(value: object, where: Where) -> tuple[Path | None, ImageLock | None]:
+    """``spec.lock``: a lock file's path, or the lock file's content written out."""
+    if isinstance(value, Mapping):
+        try:
+            # The lock's own messages name where it is written out: policy.yaml: spec.lock: ...
+            return None, lock_from_object(value, str(where))
+        except LockFileError as exc:
+            raise PolicyError(str(exc)) from exc
+    if value is not None and not isinstance(value, str):
+        raise where.error(
+            "expected a file path string, or a lock file's content "
+            "(apiVersion, kind: ImageLock, images)"
+        )
+    return (where.file(value) if value else None), None
+
+
+def _cache(value: object, where: Where) -> tuple[str | None, Path | None, Path | None, str | None]:
+    """``spec.cache``: a shared cache level's URL, CA, and key file or key."""
+    cache = value or {}
+    if not isinstance(cache, Mapping):
+        raise where.error("expected a mapping with url (and ca, keyFile or key)")
+    check_keys(cache, {"url", "ca", "keyFile", "key"}, where)
+    url, ca = cache.get("url"), cache.get("ca")
+    key_file, key = cache.get("keyFile"), cache.get("key")
+    if key_file is not None and (not isinstance(key_file, str) or not key_file):
+        raise (where / "keyFile").error("expected the path of a file")
+    if key is not None and (not isinstance(key, str) or len(key.strip()) < 16):
+        # The message never quotes the value: it is a secret.
+        raise (where / "key").error(
+            "expected a string of at least 16 characters "
+            "(better: keyFile, a file kept out of the repository)"
+        )
+    if key_file is not None and key is not None:
+        raise where.error("give keyFile or key, not both")
+    if url is not None and (
+        not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://"))
+    ):
+        raise (where / "url").error("expected a redis://, rediss:// or unix:// URL")
+    if ca is not None and not isinstance(ca, str):
+        raise (where / "ca").error("expected a path to a PEM CA bundle")
+    return (
+        url,
+        where.file(ca) if ca else None,
+        where.file(key_file) if key_file else None,
+        key,
+    )
+
+
+def _stale_if_error(value: object, where: Where) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise where.error("expected seconds (a number >= 0; 0 disables)")
+    return float(value)
+
+
+def _injections(value: object, where: Where) -> tuple[Injection, ...]:
     injections = []
-    for position, item in enumerate(_listed(value, "spec.injections", source)):
-        where = f"spec.injections[{position}]"
+    for position, item in enumerate(_listed(value, where)):
+        here = where / position
         if not isinstance(item, Mapping):
-            raise PolicyError(f"{source}: {where}: expected a mapping with name, images, when")
-        _check_keys(item, {"name", "images", "when", "unless"}, where, source)
+            raise here.error("expected a mapping with name, images, when")
+        check_keys(item, {"name", "images", "when", "unless"}, here)
         name = item.get("name")
         if not isinstance(name, str) or not name:
-            raise PolicyError(f"{source}: {where}.name: expected a non-empty string")
-        images = _image_list(item.get("images"), f"{where}.images", source)
+            raise (here / "name").error("expected a non-empty string")
+        images = _image_list(item.get("images"), here / "images")
         if not images:
-            raise PolicyError(f"{source}: {where}.images: list the images it injects")
+            raise (here / "images").error("list the images it injects")
         injections.append(
             Injection(
                 name,
                 images,
-                _conditions(item.get("when"), f"{where}.when", source),
-                _conditions(item.get("unless"), f"{where}.unless", source),
+                _conditions(item.get("when"), here / "when"),
+                _conditions(item.get("unless"), here / "unless"),
             )
         )
     return tuple(injections)
 
 
-def _conditions(value: object, where: str, source: str) -> Conditions:
+def _conditions(value: object, where: Where) -> Conditions:
     if value is None:
         return Conditions()
     if not isinstance(value, Mapping):
-        raise PolicyError(
-            f"{source}: {where}: expected namespaceLabels, podLabels and/or podAnnotations"
-        )
-    _check_keys(value, {"namespaceLabels", "podLabels", "podAnnotations"}, where, source)
+        raise where.error("expected namespaceLabels, podLabels and/or podAnnotations")
+    check_keys(value, {"namespaceLabels", "podLabels", "podAnnotations"}, where)
     maps = [
-        _string_map(value.get(key), f"{where}.{key}", source)
+        _string_map(value.get(key), where / key)
         for key in ("namespaceLabels", "podLabels", "podAnnotations")
     ]
     return Conditions(*maps)
 
 
-def _string_map(value: object, where: str, source: str) -> dict[str, str]:
+def _string_map(value: object, where: Where) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, Mapping) or not all(
         isinstance(key, str) and isinstance(item, str) for key, item in value.items()
     ):
-        raise PolicyError(
-            f'{source}: {where}: expected a mapping of strings (quote values like "true")'
-        )
+        raise where.error('expected a mapping of strings (quote values like "true")')
     return dict(value)
 
 
-def _namespace_labels(value: object, source: str) -> dict[str, Mapping[str, str]]:
+def _namespace_labels(value: object, where: Where) -> dict[str, Mapping[str, str]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise PolicyError(
-            f"{source}: spec.namespaceLabels: expected a mapping of namespace -> labels"
-        )
-    return {
-        str(name): _string_map(labels, f"spec.namespaceLabels.{name}", source)
-        for name, labels in value.items()
-    }
+        raise where.error("expected a mapping of namespace -> labels")
+    return {str(name): _string_map(labels, where / str(name)) for name, labels in value.items()}
 
 
-def _verify(value: object, source: str) -> VerifySettings:
+def _verify(value: object, where: Where) -> VerifySettings:
     if value is None:
         return VerifySettings()
     if not isinstance(value, Mapping):
-        raise PolicyError(
-            f"{source}: spec.verify: expected a mapping like {{mode: warn}} (mode: off, warn "
+        raise where.error(
+            "expected a mapping like {mode: warn} (mode: off, warn "
             "or enforce; maxBytes, maxExpandedBytes, deadline)"
         )
-    _check_keys(value, {"mode", "maxBytes", "maxExpandedBytes", "deadline"}, "spec.verify", source)
+    check_keys(value, {"mode", "maxBytes", "maxExpandedBytes", "deadline"}, where)
     defaults = VerifySettings()
     mode = value.get("mode", defaults.mode)
     if mode is False:
         mode = "off"  # YAML 1.1, as the policy is read, takes an unquoted off for false
     if mode not in VERIFY_MODES:
-        raise PolicyError(
-            f"{source}: spec.verify.mode: expected one of {', '.join(VERIFY_MODES)}, got {mode!r}"
-        )
+        raise (where / "mode").error(f"expected one of {', '.join(VERIFY_MODES)}, got {mode!r}")
     numbers: dict[str, float] = {}
     for key, default in (
         ("maxBytes", defaults.max_bytes),
@@ -484,7 +490,7 @@ def _verify(value: object, source: str) -> VerifySettings:
     ):
         number = value.get(key, default)
         if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-            raise PolicyError(f"{source}: spec.verify.{key}: expected a number above 0")
+            raise (where / key).error("expected a number above 0")
         numbers[key] = number
     return VerifySettings(
         cast(VerifyMode, mode),
@@ -494,170 +500,147 @@ def _verify(value: object, source: str) -> VerifySettings:
     )
 
 
-def _relative_to(source: str, path: str, base_dir: Path | None = None) -> Path:
-    """Paths in a policy file are relative to the file, as kustomize does."""
-    candidate = Path(path).expanduser()
-    if candidate.is_absolute():
-        return candidate
-    if base_dir is not None:
-        return base_dir.resolve() / candidate
-    if source.startswith("("):
-        return candidate
-    return Path(source).resolve().parent / candidate
-
-
-def _check_keys(
-    mapping: Mapping[str, object], allowed: frozenset[str] | set[str], where: str, source: str
-) -> None:
-    for key in mapping:
-        if key not in allowed:
-            location = f"{where}.{key}" if where else str(key)
-            known = ", ".join(sorted(allowed))
-            raise PolicyError(f"{source}: {location}: unknown key (known keys: {known})")
-
-
-def _choice(
-    spec: Mapping[str, object], key: str, allowed: tuple[str, ...], default: str, source: str
-) -> str:
-    value = spec.get(key, default)
+def _choice(value: object, where: Where, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise PolicyError(
-            f"{source}: spec.{key}: expected one of {', '.join(allowed)}, got {value!r}"
-        )
+        raise where.error(f"expected one of {', '.join(allowed)}, got {value!r}")
     return str(value)
 
 
-def _platform_list(value: object, where: str, source: str) -> list[Platform]:
+def _platform_list(value: object, where: Where) -> list[Platform]:
     if isinstance(value, str):
         value = [item for item in (part.strip() for part in value.split(",")) if item]
     if not isinstance(value, list):
-        raise PolicyError(f"{source}: {where}: expected a list of platforms like linux/arm64")
+        raise where.error("expected a list of platforms like linux/arm64")
     platforms = []
     for position, item in enumerate(value):
         if not isinstance(item, str):
-            raise PolicyError(f"{source}: {where}[{position}]: expected a platform string")
+            raise (where / position).error("expected a platform string")
         try:
             platforms.append(Platform.parse(item))
         except InvalidPlatformError as exc:
-            raise PolicyError(f"{source}: {where}[{position}]: {exc}") from exc
+            raise (where / position).error(str(exc)) from exc
     return platforms
 
 
 def _cluster_platforms(
-    value: object, source: str
+    value: object, where: Where
 ) -> tuple[tuple[Platform, ...], dict[Platform, dict[str, str]]]:
     """``spec.platforms``: platform strings, or ``{platform, nodeSelector}`` mappings naming the
     node labels that tell a platform's nodes apart (arm variants share kubernetes.io/arch)."""
-    where = "spec.platforms"
-    if not isinstance(value, list):
-        return tuple(dict.fromkeys(_platform_list(value, where, source))), {}
     platforms: list[Platform] = []
     selectors: dict[Platform, dict[str, str]] = {}
-    for position, item in enumerate(value):
+    if not isinstance(value, list):
+        platforms = _platform_list(value, where)
+    for position, item in enumerate(value if isinstance(value, list) else ()):
+        here = where / position
         if not isinstance(item, Mapping):
-            platforms.append(_one_platform(item, f"{where}[{position}]", source))
+            platforms.append(_one_platform(item, here))
             continue
-        _check_keys(item, {"platform", "nodeSelector"}, f"{where}[{position}]", source)
-        platform = _one_platform(item.get("platform"), f"{where}[{position}].platform", source)
+        check_keys(item, {"platform", "nodeSelector"}, here)
+        platform = _one_platform(item.get("platform"), here / "platform")
         selector = item.get("nodeSelector") or {}
         if not isinstance(selector, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) and k for k, v in selector.items()
         ):
-            raise PolicyError(
-                f"{source}: {where}[{position}].nodeSelector: expected a mapping of node label "
-                'to value, like {example.com/arm-variant: "v7"}'
+            raise (here / "nodeSelector").error(
+                'expected a mapping of node label to value, like {example.com/arm-variant: "v7"}'
             )
         platforms.append(platform)
         if selector:
             selectors[platform] = dict(selector)
+    if not platforms:
+        raise where.error("list at least one node platform")
     return tuple(dict.fromkeys(platforms)), selectors
 
 
-def _one_platform(value: object, where: str, source: str) -> Platform:
+def _one_platform(value: object, where: Where) -> Platform:
     if not isinstance(value, str):
-        raise PolicyError(
-            f"{source}: {where}: expected a platform string, or {{platform, nodeSelector}}"
-        )
+        raise where.error("expected a platform string, or {platform, nodeSelector}")
     try:
         return Platform.parse(value)
     except InvalidPlatformError as exc:
-        raise PolicyError(f"{source}: {where}: {exc}") from exc
+        raise where.error(str(exc)) from exc
+
+
+def _platform_key(
+    text: object, where: Where, platforms: tuple[Platform, ...], unlisted: str = ""
+) -> Platform:
+    """A platform as a mapping's key (tolerations, preferences): one of ``spec.platforms``
+    (``unlisted``: what the message adds when it is not)."""
+    try:
+        platform = Platform.parse(str(text))
+    except InvalidPlatformError as exc:
+        raise where.error(str(exc)) from exc
+    if platform not in platforms:
+        raise where.error(f"{platform} is not in spec.platforms{unlisted}")
+    return platform
 
 
 def _tolerations(
-    value: object, platforms: tuple[Platform, ...], source: str
+    value: object, where: Where, platforms: tuple[Platform, ...]
 ) -> dict[Platform, tuple[Toleration, ...]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise PolicyError(
-            f"{source}: spec.tolerations: expected a mapping from platform to a list of tolerations"
-        )
+        raise where.error("expected a mapping from platform to a list of tolerations")
     result: dict[Platform, tuple[Toleration, ...]] = {}
     for platform_text, items in value.items():
-        where = f"spec.tolerations.{platform_text}"
-        try:
-            platform = Platform.parse(str(platform_text))
-        except InvalidPlatformError as exc:
-            raise PolicyError(f"{source}: {where}: {exc}") from exc
-        if platform not in platforms:
-            raise PolicyError(
-                f"{source}: {where}: {platform} is not in spec.platforms; list it there or remove "
-                "these tolerations"
-            )
+        here = where / str(platform_text)
+        platform = _platform_key(
+            platform_text, here, platforms, "; list it there or remove these tolerations"
+        )
         entries = [] if items is None else items
         if not isinstance(entries, list):
-            raise PolicyError(f"{source}: {where}: expected a list of tolerations")
+            raise here.error("expected a list of tolerations")
         result[platform] = tuple(
-            _toleration(item, f"{where}[{position}]", source)
-            for position, item in enumerate(entries)
+            _toleration(item, here / position) for position, item in enumerate(entries)
         )
     return result
 
 
-def _toleration(value: object, where: str, source: str) -> Toleration:
+def _toleration(value: object, where: Where) -> Toleration:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{source}: {where}: expected a toleration mapping")
-    _check_keys(value, {"key", "operator", "value", "effect", "tolerationSeconds"}, where, source)
+        raise where.error("expected a toleration mapping")
+    check_keys(value, {"key", "operator", "value", "effect", "tolerationSeconds"}, where)
     for key in ("key", "operator", "value", "effect"):
         if key in value and not isinstance(value[key], str):
-            raise PolicyError(f"{source}: {where}.{key}: expected a string")
+            raise (where / key).error("expected a string")
     operator = str(value.get("operator", "Equal"))
     if operator not in TOLERATION_OPERATORS:
-        raise PolicyError(f"{source}: {where}.operator: expected Equal or Exists, got {operator!r}")
+        raise (where / "operator").error(f"expected Equal or Exists, got {operator!r}")
     effect = str(value.get("effect", ""))
     if effect and effect not in TAINT_EFFECTS:
-        raise PolicyError(
-            f"{source}: {where}.effect: expected one of {', '.join(TAINT_EFFECTS)}, got {effect!r}"
+        raise (where / "effect").error(
+            f"expected one of {', '.join(TAINT_EFFECTS)}, got {effect!r}"
         )
     key, toleration_value = str(value.get("key", "")), str(value.get("value", ""))
     if operator == "Exists" and toleration_value:
-        raise PolicyError(f"{source}: {where}.value: must be empty when operator is Exists")
+        raise (where / "value").error("must be empty when operator is Exists")
     if not key and operator != "Exists":
-        raise PolicyError(f"{source}: {where}.key: an empty key needs operator Exists")
+        raise (where / "key").error("an empty key needs operator Exists")
     seconds = value.get("tolerationSeconds")
     if seconds is not None and (not isinstance(seconds, int) or isinstance(seconds, bool)):
-        raise PolicyError(f"{source}: {where}.tolerationSeconds: expected an integer")
+        raise (where / "tolerationSeconds").error("expected an integer")
     if seconds is not None and effect != "NoExecute":
-        raise PolicyError(f"{source}: {where}.tolerationSeconds: only valid with effect NoExecute")
+        raise (where / "tolerationSeconds").error("only valid with effect NoExecute")
     return Toleration(key, operator, toleration_value, effect, seconds)
 
 
-def _overrides(value: object, source: str) -> tuple[Override, ...]:
+def _overrides(value: object, where: Where) -> tuple[Override, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise PolicyError(f"{source}: spec.overrides: expected a list of {{image, platforms}}")
+        raise where.error("expected a list of {image, platforms}")
     overrides = []
     for position, item in enumerate(value):
-        where = f"spec.overrides[{position}]"
+        here = where / position
         if not isinstance(item, Mapping):
-            raise PolicyError(f"{source}: {where}: expected a mapping with image and platforms")
-        _check_keys(item, {"image", "platforms"}, where, source)
+            raise here.error("expected a mapping with image and platforms")
+        check_keys(item, {"image", "platforms"}, here)
         image = item.get("image")
         if not isinstance(image, str) or not image:
-            raise PolicyError(f"{source}: {where}.image: expected a glob string")
-        platforms = _platform_list(item.get("platforms"), f"{where}.platforms", source)
+            raise (here / "image").error("expected a glob string")
+        platforms = _platform_list(item.get("platforms"), here / "platforms")
         overrides.append(Override(_pattern_with_canonical_host(image), frozenset(platforms)))
     return tuple(overrides)
 
@@ -672,75 +655,61 @@ def _pattern_with_canonical_host(pattern: str) -> str:
 
 
 def _preferences(
-    value: object, platforms: tuple[Platform, ...], source: str
+    value: object, where: Where, platforms: tuple[Platform, ...]
 ) -> dict[Platform, int]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise PolicyError(
-            f"{source}: spec.preferences: expected a mapping from platform to weight, like "
-            "{linux/arm64: 80}"
-        )
+        raise where.error("expected a mapping from platform to weight, like {linux/arm64: 80}")
     preferences: dict[Platform, int] = {}
     for platform_text, weight in value.items():
-        where = f"spec.preferences.{platform_text}"
-        try:
-            platform = Platform.parse(str(platform_text))
-        except InvalidPlatformError as exc:
-            raise PolicyError(f"{source}: {where}: {exc}") from exc
-        if platform not in platforms:
-            raise PolicyError(f"{source}: {where}: {platform} is not in spec.platforms")
+        here = where / str(platform_text)
+        platform = _platform_key(platform_text, here, platforms)
         if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
-            raise PolicyError(
-                f"{source}: {where}: expected a weight from 1 to 100 (the scheduler's range), "
-                f"got {weight!r}"
+            raise here.error(
+                f"expected a weight from 1 to 100 (the scheduler's range), got {weight!r}"
             )
         preferences[platform] = weight
     return preferences
 
 
-def _flag(spec: Mapping[str, object], key: str, source: str, where: str = "spec") -> bool:
-    value = spec.get(key, False)
+def _flag(value: object, where: Where) -> bool:
     if not isinstance(value, bool):
-        raise PolicyError(f"{source}: {where}.{key}: expected true or false, got {value!r}")
+        raise where.error(f"expected true or false, got {value!r}")
     return value
 
 
-def _pod_specs(value: object, source: str) -> tuple[OperatorKind, ...]:
+def _pod_specs(value: object, where: Where) -> tuple[OperatorKind, ...]:
     """``spec.podSpecs``: per kind, pod spec paths (``path``, ``*`` for every item) or
     placements (objects holding the scheduling fields, with the pointers of their images),
     images the operator adds and images it runs by default."""
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise PolicyError(
-            f"{source}: spec.podSpecs: expected a list of {{apiVersion, kind, path}} or "
-            "{apiVersion, kind, placements}"
+        raise where.error(
+            "expected a list of {apiVersion, kind, path} or {apiVersion, kind, placements}"
         )
     entries = []
     for position, item in enumerate(value):
-        where = f"spec.podSpecs[{position}]"
+        here = where / position
         if not isinstance(item, Mapping):
-            raise PolicyError(f"{source}: {where}: expected a mapping with apiVersion, kind, path")
-        _check_keys(
+            raise here.error("expected a mapping with apiVersion, kind, path")
+        check_keys(
             item,
             {"apiVersion", "kind", "path", "placements", "operatorImages", "defaultImages"},
-            where,
-            source,
+            here,
         )
         for key in ("apiVersion", "kind"):
             if not isinstance(item.get(key), str) or not item[key]:
-                raise PolicyError(f"{source}: {where}.{key}: expected a non-empty string")
+                raise (here / key).error("expected a non-empty string")
         placements: list[Placement] = []
         if item.get("path") is not None:
-            placements.append(
-                Placement(_pointer(item["path"], f"{where}.path", source), pod_spec=True)
-            )
-        for index, raw in enumerate(_listed(item.get("placements"), f"{where}.placements", source)):
-            placements.append(_placement(raw, f"{where}.placements[{index}]", source))
+            placements.append(Placement(_pointer(item["path"], here / "path"), pod_spec=True))
+        for index, raw in enumerate(_listed(item.get("placements"), here / "placements")):
+            placements.append(_placement(raw, here / "placements" / index))
         if not placements and not item.get("defaultImages") and not item.get("operatorImages"):
-            raise PolicyError(
-                f"{source}: {where}: give path (a pod spec, like /spec/template/spec) or "
+            raise here.error(
+                "give path (a pod spec, like /spec/template/spec) or "
                 "placements (objects holding affinity, tolerations and nodeSelector)"
             )
         api_version = str(item["apiVersion"])
@@ -749,125 +718,113 @@ def _pod_specs(value: object, source: str) -> tuple[OperatorKind, ...]:
                 api_version.rpartition("/")[0] if "/" in api_version else "",
                 str(item["kind"]),
                 tuple(placements),
-                _image_list(item.get("operatorImages"), f"{where}.operatorImages", source),
-                _image_list(item.get("defaultImages"), f"{where}.defaultImages", source),
-                cites=f"{source}: {where}",
+                _image_list(item.get("operatorImages"), here / "operatorImages"),
+                _image_list(item.get("defaultImages"), here / "defaultImages"),
+                cites=str(here),
             )
         )
     return tuple(entries)
 
 
-def _listed(value: object, where: str, source: str) -> list[object]:
+def _listed(value: object, where: Where) -> list[object]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise PolicyError(f"{source}: {where}: expected a list")
+        raise where.error("expected a list")
     return value
 
 
-def _pointer(value: object, where: str, source: str) -> tuple[str, ...]:
+def _pointer(value: object, where: Where) -> tuple[str, ...]:
     if not isinstance(value, str) or not value:
-        raise PolicyError(f"{source}: {where}: expected a JSON pointer like /spec/template/spec")
+        raise where.error("expected a JSON pointer like /spec/template/spec")
     try:
         tokens = pointer_tokens(value)
     except ValueError as exc:
-        raise PolicyError(f"{source}: {where}: {exc} (e.g. /spec/template/spec)") from exc
+        raise where.error(f"{exc} (e.g. /spec/template/spec)") from exc
     if not tokens or not all(tokens):
-        raise PolicyError(
-            f"{source}: {where}: expected a JSON pointer to an object, like /spec/template/spec"
-        )
+        raise where.error("expected a JSON pointer to an object, like /spec/template/spec")
     return tokens
 
 
-def _placement(value: object, where: str, source: str) -> Placement:
+def _placement(value: object, where: Where) -> Placement:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{source}: {where}: expected a mapping with path and images")
-    _check_keys(value, {"path", "images", "podSpec", "creates", "shape"}, where, source)
-    path = _pointer(value.get("path"), f"{where}.path", source)
+        raise where.error("expected a mapping with path and images")
+    check_keys(value, {"path", "images", "podSpec", "creates", "shape"}, where)
+    path = _pointer(value.get("path"), where / "path")
     images: list[ImageSource] = []
-    for index, element in enumerate(_listed(value.get("images"), f"{where}.images", source)):
-        spot = f"{where}.images[{index}]"
+    for index, element in enumerate(_listed(value.get("images"), where / "images")):
+        spot = where / "images" / index
         if isinstance(element, str):
-            images.append(ImageSource((_pointer(element, spot, source),), required=False))
+            images.append(ImageSource((_pointer(element, spot),), required=False))
         elif isinstance(element, list) and element:
             images.append(
-                ImageSource(
-                    tuple(
-                        _pointer(pointer, f"{spot}[{n}]", source)
-                        for n, pointer in enumerate(element)
-                    )
-                )
+                ImageSource(tuple(_pointer(pointer, spot / n) for n, pointer in enumerate(element)))
             )
         else:
-            raise PolicyError(
-                f"{source}: {spot}: expected a pointer (every match is an image) or a list of "
+            raise spot.error(
+                "expected a pointer (every match is an image) or a list of "
                 "pointers (alternatives: the first that exists wins)"
             )
     creates = value.get("creates", 0)
     if isinstance(creates, bool) or not isinstance(creates, int) or not 0 <= creates <= len(path):
-        raise PolicyError(
-            f"{source}: {where}.creates: expected how many of the path's last tokens kmultiarch "
-            f"may create (0 to {len(path)})"
+        raise (where / "creates").error(
+            f"expected how many of the path's last tokens kmultiarch may create (0 to {len(path)})"
         )
     shape = value.get("shape", "affinity")
     if shape not in ("affinity", "node-affinity"):
-        raise PolicyError(f"{source}: {where}.shape: expected affinity or node-affinity")
+        raise (where / "shape").error("expected affinity or node-affinity")
     return Placement(
         path,
         tuple(images),
         creates=creates,
-        pod_spec=_flag(value, "podSpec", source, where),
+        pod_spec=_flag(value.get("podSpec", False), where / "podSpec"),
         shape=cast(Literal["affinity", "node-affinity"], shape),
     )
 
 
-def _image_list(value: object, where: str, source: str) -> tuple[str, ...]:
-    items = _listed(value, where, source)
+def _image_list(value: object, where: Where) -> tuple[str, ...]:
+    items = _listed(value, where)
     if not all(isinstance(item, str) and item for item in items):
-        raise PolicyError(f"{source}: {where}: expected a list of image references")
+        raise where.error("expected a list of image references")
     return tuple(str(item) for item in items)
 
 
-def _exclusions(value: object, source: str) -> Exclusions:
+def _exclusions(value: object, where: Where) -> Exclusions:
     if value is None:
         return Exclusions()
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{source}: spec.exclude: expected a mapping with namespaces and kinds")
-    _check_keys(value, {"namespaces", "kinds", "namespaceSelector"}, "spec.exclude", source)
+        raise where.error("expected a mapping with namespaces and kinds")
+    check_keys(value, {"namespaces", "kinds", "namespaceSelector"}, where)
     lists = {}
     for key in ("namespaces", "kinds"):
         items = value.get(key) or []
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise PolicyError(f"{source}: spec.exclude.{key}: expected a list of strings")
+            raise (where / key).error("expected a list of strings")
         lists[key] = frozenset(items)
     selector = value.get("namespaceSelector")
     return Exclusions(
         lists["namespaces"],
         lists["kinds"],
-        parse_label_selector(selector, "spec.exclude.namespaceSelector", source)
+        parse_label_selector(selector, where / "namespaceSelector")
         if selector is not None
         else None,
     )
 
 
-def _registries(
-    value: object, source: str, base_dir: Path | None = None
-) -> dict[str, RegistrySettings]:
+def _registries(value: object, where: Where) -> dict[str, RegistrySettings]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{source}: spec.registries: expected a mapping from registry host")
+        raise where.error("expected a mapping from registry host")
     registries = {}
     for host, settings in value.items():
-        where = f"spec.registries.{host}"
+        here = where / str(host)
         if not isinstance(host, str) or not host or "/" in host:
-            raise PolicyError(
-                f"{source}: {where}: expected a registry host like registry.internal:5000"
-            )
+            raise here.error("expected a registry host like registry.internal:5000")
         entry = {} if settings is None else settings
         if not isinstance(entry, Mapping):
-            raise PolicyError(f"{source}: {where}: expected a mapping")
-        _check_keys(entry, {"mirror", "insecure", "ca"}, where, source)
+            raise here.error("expected a mapping")
+        check_keys(entry, {"mirror", "insecure", "ca"}, here)
         mirror = entry.get("mirror")
         if mirror is not None:
             try:
@@ -875,18 +832,18 @@ def _registries(
             except ValueError:  # e.g. an unclosed IPv6 bracket
                 parts = None
             if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-                raise PolicyError(
-                    f"{source}: {where}.mirror: expected an http(s) URL like https://mirror.internal"
+                raise (here / "mirror").error(
+                    "expected an http(s) URL like https://mirror.internal"
                 )
         insecure = entry.get("insecure")
         if insecure is not None and not isinstance(insecure, bool):
-            raise PolicyError(f"{source}: {where}.insecure: expected true or false")
+            raise (here / "insecure").error("expected true or false")
         ca = entry.get("ca")
         if ca is not None and not isinstance(ca, str):
-            raise PolicyError(f"{source}: {where}.ca: expected a path to a PEM CA bundle")
-        ca_path = _relative_to(source, ca, base_dir) if ca else None
+            raise (here / "ca").error("expected a path to a PEM CA bundle")
+        ca_path = here.file(ca) if ca else None
         if ca_path is not None and not ca_path.is_file():
-            raise PolicyError(f"{source}: {where}.ca: CA bundle {ca_path} not found")
+            raise (here / "ca").error(f"CA bundle {ca_path} not found")
         registries[canonical_registry(host)] = RegistrySettings(
             mirror.rstrip("/") if isinstance(mirror, str) else None, insecure, ca_path
         )

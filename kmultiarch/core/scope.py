@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kmultiarch.errors import PolicyError
+from kmultiarch.core.schema import Where
 
 ENABLED_ANNOTATION = "kmultiarch.dev/enabled"
 NAME_LABEL = "kubernetes.io/metadata.name"
@@ -54,43 +54,41 @@ class NamespaceInfo:
     annotations: Mapping[str, str]
 
 
-def parse_label_selector(value: object, where: str, source: str) -> LabelSelector:
+def parse_label_selector(value: object, where: Where) -> LabelSelector:
     if not isinstance(value, Mapping):
-        raise PolicyError(f"{source}: {where}: expected matchLabels and/or matchExpressions")
+        raise where.error("expected matchLabels and/or matchExpressions")
     unknown = set(value) - {"matchLabels", "matchExpressions"}
     if unknown:
-        raise PolicyError(
-            f"{source}: {where}.{sorted(unknown)[0]}: unknown key (known keys: matchExpressions, "
-            "matchLabels)"
+        raise (where / str(sorted(unknown)[0])).error(
+            "unknown key (known keys: matchExpressions, matchLabels)"
         )
     requirements: list[Requirement] = []
     labels = value.get("matchLabels") or {}
     if not isinstance(labels, Mapping):
-        raise PolicyError(f"{source}: {where}.matchLabels: expected a mapping of label values")
+        raise (where / "matchLabels").error("expected a mapping of label values")
     for key, label_value in labels.items():
         if not isinstance(label_value, str):
-            raise PolicyError(f"{source}: {where}.matchLabels.{key}: expected a string")
+            raise (where / "matchLabels" / str(key)).error("expected a string")
         requirements.append(Requirement(str(key), "In", frozenset({label_value})))
     expressions = value.get("matchExpressions") or []
     if not isinstance(expressions, list):
-        raise PolicyError(f"{source}: {where}.matchExpressions: expected a list")
+        raise (where / "matchExpressions").error("expected a list")
     for position, item in enumerate(expressions):
-        at = f"{where}.matchExpressions[{position}]"
+        at = where / "matchExpressions" / position
         if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
-            raise PolicyError(f"{source}: {at}: expected a mapping with key and operator")
+            raise at.error("expected a mapping with key and operator")
         operator = item.get("operator")
         if operator not in SELECTOR_OPERATORS:
-            raise PolicyError(
-                f"{source}: {at}.operator: expected one of {', '.join(SELECTOR_OPERATORS)}, "
-                f"got {operator!r}"
+            raise (at / "operator").error(
+                f"expected one of {', '.join(SELECTOR_OPERATORS)}, got {operator!r}"
             )
         values = item.get("values") or []
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise PolicyError(f"{source}: {at}.values: expected a list of strings")
+            raise (at / "values").error("expected a list of strings")
         if operator in ("In", "NotIn") and not values:
-            raise PolicyError(f"{source}: {at}.values: {operator} needs at least one value")
+            raise (at / "values").error(f"{operator} needs at least one value")
         if operator in ("Exists", "DoesNotExist") and values:
-            raise PolicyError(f"{source}: {at}.values: must be empty with {operator}")
+            raise (at / "values").error(f"must be empty with {operator}")
         requirements.append(Requirement(item["key"], str(operator), frozenset(values)))
     return LabelSelector(tuple(requirements))
 

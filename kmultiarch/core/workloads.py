@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kmultiarch.core.digest import is_digest
-from kmultiarch.core.findings import format_field_path
 from kmultiarch.core.operators import (
     CATALOGUE,
     ConcretePath,
@@ -24,6 +23,7 @@ from kmultiarch.core.operators import (
     image_matches,
     resolved_default,
 )
+from kmultiarch.errors import format_field_path
 
 Path = tuple[str | int, ...]
 

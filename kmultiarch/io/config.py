@@ -25,9 +25,9 @@ def load_policy(path: str | os.PathLike[str] | None) -> Policy:
     try:
         text = read_config_file(source, "policy file")
     except FileNotFoundError as exc:
-        raise PolicyError(f"{source}: policy file not found") from exc
+        raise PolicyError("policy file not found", source=source) from exc
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise PolicyError(f"{source}: cannot read policy file: {_reason(exc)}") from exc
+        raise PolicyError(f"cannot read policy file: {_reason(exc)}", source=source) from exc
     return parse_policy_text(text, source)
 
 
@@ -65,6 +65,7 @@ def parse_policy_text(text: str, source: str) -> Policy:
     try:
         document = read_single_document(text, source)
     except ManifestStreamError as exc:
+        # Located already, as the YAML reader says it: file:line: reason.
         raise PolicyError(f"{exc} (policy is not valid YAML)") from exc
     return policy_from_object(document, source)
 

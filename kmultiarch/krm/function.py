@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding, format_field_path
+from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
 from kmultiarch.core.pullsecrets import pull_secret_configs
+from kmultiarch.core.schema import Where
 from kmultiarch.engine import EngineResult, run_documents, summarise
-from kmultiarch.errors import InputError, PolicyError
+from kmultiarch.errors import InputError, PolicyError, format_field_path
 from kmultiarch.io.inputs import MAX_INPUT_BYTES
 from kmultiarch.run.config import RunConfig
 from kmultiarch.run.session import ProgressFactory, Session
@@ -115,14 +116,15 @@ def policy_from_function_config(
     if config is None:
         return Policy()
     if not isinstance(config, Mapping):
-        raise PolicyError(f"{source}: expected a MultiArchPolicy or a ConfigMap")
+        raise PolicyError("expected a MultiArchPolicy or a ConfigMap", source=source)
     if config.get("kind") == KIND:
         return policy_from_object(config, source, base_dir=base_dir)
     if config.get("kind") == "ConfigMap":
         return policy_from_configmap(config.get("data"), source, base_dir=base_dir)
     raise PolicyError(
-        f"{source}: expected apiVersion: {API_VERSION}, kind: {KIND}, or a ConfigMap; got "
-        f"kind {config.get('kind')!r}"
+        f"expected apiVersion: {API_VERSION}, kind: {KIND}, or a ConfigMap; got "
+        f"kind {config.get('kind')!r}",
+        source=source,
     )
 
 
@@ -132,7 +134,7 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
     if data is None:
         return Policy()
     if not isinstance(data, Mapping):
-        raise PolicyError(f"{source}: data: expected a mapping of strings")
+        raise PolicyError("expected a mapping of strings", source=source, path=("data",))
     spec: dict[str, Any] = {}
     exclude: dict[str, Any] = {}
     known = sorted(
@@ -145,8 +147,9 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
         ]
     )
     for key, value in data.items():
+        where = Where(source, ("data", str(key)))
         if not isinstance(value, str):
-            raise PolicyError(f"{source}: data.{key}: ConfigMap values are strings")
+            raise where.error("ConfigMap values are strings")
         if key in _CONFIGMAP_LISTS:
             spec[_CONFIGMAP_LISTS[key]] = _comma_list(value)
         elif key in _CONFIGMAP_SCALARS:
@@ -159,28 +162,32 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
                     value, Loader=yaml.CSafeLoader
                 )
             except yaml.YAMLError as exc:
-                raise PolicyError(f"{source}: data.{key}: not valid YAML/JSON: {exc}") from exc
+                raise where.error(f"not valid YAML/JSON: {exc}") from exc
         elif key in _CONFIGMAP_STRUCTURED:
             try:
                 spec[_CONFIGMAP_STRUCTURED[key]] = yaml.load(value, Loader=yaml.CSafeLoader)
             except yaml.YAMLError as exc:
-                raise PolicyError(f"{source}: data.{key}: not valid YAML/JSON: {exc}") from exc
+                raise where.error(f"not valid YAML/JSON: {exc}") from exc
         else:
-            raise PolicyError(f"{source}: data.{key}: unknown key (known keys: {', '.join(known)})")
+            raise where.error(f"unknown key (known keys: {', '.join(known)})")
     if exclude:
         spec["exclude"] = exclude
     try:
         return policy_from_spec(spec, source, base_dir=base_dir)
     except PolicyError as exc:
         # The spec was built from ``data``: name the key the user wrote.
-        raise PolicyError(_spec_path_to_data_path(str(exc), source)) from exc
+        raise _in_data(exc) from exc
 
 
-def _spec_path_to_data_path(message: str, source: str) -> str:
+def _in_data(error: PolicyError) -> PolicyError:
+    """A policy error about the spec built from a ConfigMap, about the data key it came from:
+    ``spec.exclude.kinds`` is ``data.excludeKinds``, any other ``spec.KEY`` is ``data.KEY``."""
     for data_key, spec_key in {**_CONFIGMAP_EXCLUDE, **_CONFIGMAP_EXCLUDE_STRUCTURED}.items():
-        spec_path, data_path = f"{source}: spec.exclude.{spec_key}", f"{source}: data.{data_key}"
-        message = message.replace(spec_path, data_path)
-    return message.replace(f"{source}: spec.", f"{source}: data.", 1)
+        if error.path[:3] == ("spec", "exclude", spec_key):
+            return error.rerooted(("spec", "exclude", spec_key), ("data", data_key))
+    if error.path[:1] == ("spec",):
+        return error.rerooted(("spec",), ("data",))
+    return error
 
 
 def _comma_list(value: str) -> list[str]:

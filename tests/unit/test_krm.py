@@ -50,12 +50,21 @@ def test_configmap_strings_become_the_policy() -> None:
         ({"platforms": "linux/amd64,sparc"}, "functionConfig: data.platforms[1]"),
         ({"failurePolicy": 1}, "functionConfig: data.failurePolicy: ConfigMap values are strings"),
         ({"registries": "{a: [}"}, "functionConfig: data.registries: not valid YAML/JSON"),
+        (
+            {"excludeNamespaceSelector": "matchLabels: {tier: 1}"},
+            "functionConfig: data.excludeNamespaceSelector.matchLabels.tier: expected a string",
+        ),
+        ({"excludeKinds": "Job", "podSpecs": "[x]"}, "functionConfig: data.podSpecs[0]: expected"),
     ],
 )
 def test_configmap_errors_name_the_data_key(data: dict[str, object], message: str) -> None:
     with pytest.raises(PolicyError) as caught:
         policy_from_function_config(configmap(**data))
     assert str(caught.value).startswith(message), str(caught.value)
+    # The key the user wrote, as a field: data.KEY..., never the spec it was read into.
+    assert caught.value.source == "functionConfig"
+    assert caught.value.path[0] == "data"
+    assert caught.value.path[1] in data
 
 
 def test_other_kinds_are_refused() -> None:

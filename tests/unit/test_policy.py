@@ -435,3 +435,20 @@ def test_a_lock_written_out_in_the_policy_is_its_lock(tmp_path: Path) -> None:
     entry = policy.embedded_lock.lookup(ImageRef.parse("registry.example/app:1.0"))
     assert entry is not None
     assert (entry.digest, entry.platforms) == (digest, frozenset({AMD64}))
+
+
+def test_errors_carry_the_source_and_the_key_path_as_fields() -> None:
+    body = "tolerations: {linux/arm64: [{key: a, effect: NoScheduled}]}"
+    with pytest.raises(PolicyError) as caught:
+        parse_policy_text(_spec(body), "p.yaml")
+    error = caught.value
+    assert error.source == "p.yaml"
+    assert error.path == ("spec", "tolerations", "linux/arm64", 0, "effect")
+    assert error.message == (
+        "expected one of NoSchedule, PreferNoSchedule, NoExecute, got 'NoScheduled'"
+    )
+    assert str(error) == f"p.yaml: spec.tolerations.linux/arm64[0].effect: {error.message}"
+    moved = error.rerooted(("spec", "tolerations"), ("data", "tolerations"))
+    assert str(moved) == f"p.yaml: data.tolerations.linux/arm64[0].effect: {error.message}"
+    with pytest.raises(ValueError, match="not under"):
+        error.rerooted(("spec", "platforms"), ("data",))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kmultiarch.core.schema import Where
 from kmultiarch.core.scope import (
     is_enabled,
     namespace_excluded_by_glob,
@@ -53,7 +54,7 @@ def test_namespace_globs(namespace: str, excluded: bool) -> None:
 def test_label_selectors(
     selector: dict[str, object], labels: dict[str, str], matches: bool
 ) -> None:
-    assert parse_label_selector(selector, "sel", "p.yaml").matches(labels) is matches
+    assert parse_label_selector(selector, Where("p.yaml", ("sel",))).matches(labels) is matches
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,7 @@ def test_label_selectors(
 )
 def test_bad_selectors(selector: object, message: str) -> None:
     with pytest.raises(PolicyError, match=message):
-        parse_label_selector(selector, "sel", "p.yaml")
+        parse_label_selector(selector, Where("p.yaml", ("sel",)))
 
 
 def test_namespaces_carry_their_name_label_and_lists_are_read() -> None:

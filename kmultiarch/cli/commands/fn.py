@@ -94,8 +94,8 @@ def load_function_config(path: str) -> Policy:
     ]
     if len(documents) != 1:
         raise PolicyError(
-            f"{source}: expected one MultiArchPolicy (or ConfigMap) document, "
-            f"found {len(documents)}"
+            f"expected one MultiArchPolicy (or ConfigMap) document, found {len(documents)}",
+            source=source,
         )
     value = documents[0].value
     if root and isinstance(value, Mapping):
