@@ -397,6 +397,8 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                     _image("/spec/query/image", required=False),
                     _image("/spec/ingester/image", required=False),
                 ),
+                # The simplest Jaeger has no spec at all: the operator chooses everything.
+                creates=1,
             ),
         ),
         cites="Jaeger.spec.{affinity,tolerations}; images spec.<component>.image",
@@ -566,8 +568,13 @@ def image_matches(
     prefix = len(placement_pattern)
     if len(pointer) > prefix and pointer[:prefix] == placement_pattern:
         base: object = resource
-        for part in placement_path:
-            base = base[part] if isinstance(base, Mapping | list) else None  # type: ignore[index]
+        for part in placement_path:  # a placement to be created has nothing under it yet
+            if isinstance(base, Mapping):
+                base = base.get(part)
+            elif isinstance(base, list) and isinstance(part, int) and 0 <= part < len(base):
+                base = base[part]
+            else:
+                base = None
         found = [
             ((*placement_path, *path), value) for path, value in expand(base, pointer[prefix:])
         ]

@@ -19,6 +19,7 @@ import yaml
 from support.corpus import CLUSTERS, corpus_files, require_corpus
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.operators import CATALOGUE
 from kmultiarch.core.policy import Policy
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "operators"
@@ -124,3 +125,29 @@ def test_the_operators_golden_case_validates_against_the_crds(cluster: str) -> N
     counts: collections.Counter[str] = collections.Counter()
     _check((GOLDEN / "input.yaml").read_text(), cluster, counts)
     assert counts["changed and validated"] >= 10, counts
+
+
+def test_every_catalogue_kind_in_the_corpus_is_counted_and_decided() -> None:
+    """No operator kind of corpus2 is passed over: each resource of a catalogue kind gives at
+    least one pod spec (a placement) in the run's pods, and in the mixed cluster each kind has
+    a decision (a change, or the operator-chooses warning), never silence."""
+    require_corpus("corpus2")
+    catalogue = {(entry.group, entry.kind) for entry in CATALOGUE}
+    resources: collections.Counter[str] = collections.Counter()
+    statuses: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for path in corpus_files("corpus2"):
+        if "duplicate" in path.name:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for document in yaml.safe_load_all(text):
+            if isinstance(document, dict) and isinstance(document.get("apiVersion"), str):
+                group = document["apiVersion"].rpartition("/")[0]
+                if (group, document.get("kind")) in catalogue:
+                    resources[document["kind"]] += 1
+        for pod in mutate_text(text, Policy(), resolve=CLUSTERS["mixed"]).pods:
+            statuses[pod.workload.kind][pod.status] += 1
+    assert len(resources) >= 30, resources  # the kinds issue 23 lists, found in the corpus
+    for kind, count in resources.items():
+        decided = statuses[kind]
+        assert sum(decided.values()) >= count, (kind, count, dict(decided))
+        assert decided["needs-change"] + decided["chosen-by-operator"] > 0, (kind, dict(decided))

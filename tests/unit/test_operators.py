@@ -126,6 +126,16 @@ def test_a_resource_naming_no_image_is_left_as_it_is_with_a_warning() -> None:
     assert [pod.status for pod in result.pods] == ["chosen-by-operator"]  # type: ignore[attr-defined]
 
 
+def test_a_resource_without_the_placement_it_would_name_images_under_is_not_passed_over() -> None:
+    """The simplest Jaeger has no spec: the operator chooses everything, which is said."""
+    text = "apiVersion: jaegertracing.io/v1\nkind: Jaeger\nmetadata: {name: simplest}\n"
+    (jaeger,), result = _run(text)
+    assert jaeger == yaml.safe_load(text)
+    (finding,) = result.findings  # type: ignore[attr-defined]
+    assert finding.rule == IMAGE_CHOSEN_BY_OPERATOR
+    assert [pod.status for pod in result.pods] == ["chosen-by-operator"]  # type: ignore[attr-defined]
+
+
 def test_default_images_in_the_policy_decide_for_a_kind_that_names_none() -> None:
     (kafka,), result = _run(
         "apiVersion: kafka.strimzi.io/v1\nkind: Kafka\nmetadata: {name: k}\n"
