@@ -143,17 +143,7 @@ EXAMPLE_CASES = [
     ),
     Example("kustomize-krm", ".", "multiarch.yaml", "kmultiarch.lock", changed=2),
     Example("container-fn", ".", "multiarch.yaml", "kmultiarch.lock", changed=2),
-    # Its overlays/prod names ../../deploy, which holds no kustomization: kustomize refuses it
-    # (the overlay is there for the hooks to skip), so the deploy/ manifests are the original.
-    Example(
-        "pre-commit",
-        "deploy",
-        "multiarch-policy.yaml",
-        "kmultiarch.lock",
-        ["deploy/*.yaml"],
-        "list",
-        2,
-    ),
+    Example("pre-commit", "overlays/prod", "multiarch-policy.yaml", "kmultiarch.lock", changed=2),
     Example("helm-chart", "rendered", "policy.yaml", "kmultiarch.lock", None, "helm", 2),
 ]
 
