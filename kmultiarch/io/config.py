@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kmultiarch.core.lock import ImageLock, LockFileError, format_lock, lock_from_object
-from kmultiarch.core.policy import CONFIG_ENV, Policy, policy_from_object
+from kmultiarch.core.policy import CONFIG_ENV, Policy
+from kmultiarch.core.policyschema import policy_from_object
 from kmultiarch.errors import ManifestStreamError, PolicyError
 from kmultiarch.io.inputs import write_atomically
 from kmultiarch.yaml.stream import read_single_document

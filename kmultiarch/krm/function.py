@@ -17,11 +17,12 @@ from typing import Any
 
 from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding
 from kmultiarch.core.patch import PatchOperation
-from kmultiarch.core.policy import API_VERSION, KIND, Policy, policy_from_object, policy_from_spec
+from kmultiarch.core.policy import API_VERSION, KIND, Policy
+from kmultiarch.core.policyschema import SPEC, ConfigMapForm, policy_from_object, policy_from_spec
 from kmultiarch.core.pullsecrets import pull_secret_configs
 from kmultiarch.core.schema import Where
 from kmultiarch.engine import EngineResult, run_documents, summarise
-from kmultiarch.errors import InputError, PolicyError, format_field_path
+from kmultiarch.errors import InputError, KeyPath, PolicyError, format_field_path
 from kmultiarch.io.inputs import MAX_INPUT_BYTES
 from kmultiarch.run.config import RunConfig
 from kmultiarch.run.session import ProgressFactory, Session
@@ -32,28 +33,23 @@ PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
 STDIN = "<stdin>"
 
-#: ConfigMap ``data`` keys (strings) -> MultiArchPolicy spec keys. Lists are comma-separated;
-#: structured settings (tolerations, overrides, registries) are YAML or JSON strings.
-_CONFIGMAP_LISTS = {"platforms": "platforms", "fallbackPlatforms": "fallbackPlatforms"}
-_CONFIGMAP_SCALARS = {
-    "failurePolicy": "failurePolicy",
-    "nodeAffinity": "nodeAffinity",
-    "lock": "lock",
-    "mode": "mode",
+#: The ConfigMap's data keys for ``spec.exclude``'s (flat: a ConfigMap's values are strings):
+#: data key -> (key under ``spec.exclude``, how its string gives it).
+_CONFIGMAP_EXCLUDE: dict[str, tuple[str, ConfigMapForm]] = {
+    "excludeNamespaces": ("namespaces", "list"),
+    "excludeKinds": ("kinds", "list"),
+    "excludeNamespaceSelector": ("namespaceSelector", "yaml"),
 }
-_CONFIGMAP_STRUCTURED = {
-    "tolerations": "tolerations",
-    "overrides": "overrides",
-    "registries": "registries",
-    "podSpecs": "podSpecs",
-    "injections": "injections",
-    "namespaceLabels": "namespaceLabels",
-    "annotate": "annotate",
-    "preferences": "preferences",
+#: Every key a ConfigMap functionConfig's ``data`` may give -> the spec path it fills and how
+#: its string gives the value: the schema's keys that a ConfigMap can give, by their own
+#: names, and the exclusions.
+CONFIGMAP_KEYS: dict[str, tuple[KeyPath, ConfigMapForm]] = {
+    **{key.name: (("spec", key.name), key.configmap) for key in SPEC if key.configmap},
+    **{
+        data_key: (("spec", "exclude", name), form)
+        for data_key, (name, form) in _CONFIGMAP_EXCLUDE.items()
+    },
 }
-_CONFIGMAP_EXCLUDE = {"excludeNamespaces": "namespaces", "excludeKinds": "kinds"}
-#: A YAML or JSON label selector string.
-_CONFIGMAP_EXCLUDE_STRUCTURED = {"excludeNamespaceSelector": "namespaceSelector"}
 
 
 @dataclass
@@ -129,49 +125,23 @@ def policy_from_function_config(
 
 
 def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = None) -> Policy:
-    import yaml
-
+    """The policy a ConfigMap's string data says (:data:`CONFIGMAP_KEYS`)."""
     if data is None:
         return Policy()
     if not isinstance(data, Mapping):
         raise PolicyError("expected a mapping of strings", source=source, path=("data",))
     spec: dict[str, Any] = {}
-    exclude: dict[str, Any] = {}
-    known = sorted(
-        [
-            *_CONFIGMAP_LISTS,
-            *_CONFIGMAP_SCALARS,
-            *_CONFIGMAP_STRUCTURED,
-            *_CONFIGMAP_EXCLUDE,
-            *_CONFIGMAP_EXCLUDE_STRUCTURED,
-        ]
-    )
-    for key, value in data.items():
+    for key, text in data.items():
         where = Where(source, ("data", str(key)))
-        if not isinstance(value, str):
+        if not isinstance(text, str):
             raise where.error("ConfigMap values are strings")
-        if key in _CONFIGMAP_LISTS:
-            spec[_CONFIGMAP_LISTS[key]] = _comma_list(value)
-        elif key in _CONFIGMAP_SCALARS:
-            spec[_CONFIGMAP_SCALARS[key]] = value.strip()
-        elif key in _CONFIGMAP_EXCLUDE:
-            exclude[_CONFIGMAP_EXCLUDE[key]] = _comma_list(value)
-        elif key in _CONFIGMAP_EXCLUDE_STRUCTURED:
-            try:
-                exclude[_CONFIGMAP_EXCLUDE_STRUCTURED[key]] = yaml.load(
-                    value, Loader=yaml.CSafeLoader
-                )
-            except yaml.YAMLError as exc:
-                raise where.error(f"not valid YAML/JSON: {exc}") from exc
-        elif key in _CONFIGMAP_STRUCTURED:
-            try:
-                spec[_CONFIGMAP_STRUCTURED[key]] = yaml.load(value, Loader=yaml.CSafeLoader)
-            except yaml.YAMLError as exc:
-                raise where.error(f"not valid YAML/JSON: {exc}") from exc
-        else:
-            raise where.error(f"unknown key (known keys: {', '.join(known)})")
-    if exclude:
-        spec["exclude"] = exclude
+        if key not in CONFIGMAP_KEYS:
+            raise where.error(f"unknown key (known keys: {', '.join(sorted(CONFIGMAP_KEYS))})")
+        path, form = CONFIGMAP_KEYS[key]
+        parent = spec
+        for part in path[1:-1]:
+            parent = parent.setdefault(str(part), {})
+        parent[str(path[-1])] = _configmap_value(text, form, where)
     try:
         return policy_from_spec(spec, source, base_dir=base_dir)
     except PolicyError as exc:
@@ -179,19 +149,27 @@ def policy_from_configmap(data: object, source: str, *, base_dir: Path | None = 
         raise _in_data(exc) from exc
 
 
+def _configmap_value(text: str, form: ConfigMapForm, where: Where) -> object:
+    """The value a ConfigMap's string gives, read as its key's form says."""
+    if form == "list":
+        return [item.strip() for item in text.split(",") if item.strip()]
+    if form == "string":
+        return text.strip()
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        raise where.error(f"not valid YAML/JSON: {exc}") from exc
+
+
 def _in_data(error: PolicyError) -> PolicyError:
     """A policy error about the spec built from a ConfigMap, about the data key it came from:
-    ``spec.exclude.kinds`` is ``data.excludeKinds``, any other ``spec.KEY`` is ``data.KEY``."""
-    for data_key, spec_key in {**_CONFIGMAP_EXCLUDE, **_CONFIGMAP_EXCLUDE_STRUCTURED}.items():
-        if error.path[:3] == ("spec", "exclude", spec_key):
-            return error.rerooted(("spec", "exclude", spec_key), ("data", data_key))
-    if error.path[:1] == ("spec",):
-        return error.rerooted(("spec",), ("data",))
+    ``spec.exclude.kinds`` is ``data.excludeKinds``, ``spec.platforms[1]`` ``data.platforms[1]``."""
+    for data_key, (path, _) in CONFIGMAP_KEYS.items():
+        if error.path[: len(path)] == path:
+            return error.rerooted(path, ("data", data_key))
     return error
-
-
-def _comma_list(value: str) -> list[str]:
-    return [item.strip() for item in value.split(",") if item.strip()]
 
 
 def run_function(

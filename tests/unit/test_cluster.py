@@ -18,7 +18,8 @@ from kmultiarch.core.cluster import (
     policy_document,
 )
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, Toleration, policy_from_object
+from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.policyschema import policy_from_object
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cluster"
 AMD64 = Platform("linux", "amd64")

@@ -13,8 +13,8 @@ from kmultiarch.core.policy import (
     Policy,
     RegistrySettings,
     Toleration,
-    policy_from_object,
 )
+from kmultiarch.core.policyschema import policy_from_object
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import load_policy, parse_policy_text

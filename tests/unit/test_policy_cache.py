@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.policy import policy_from_object
+from kmultiarch.core.policyschema import policy_from_object
 from kmultiarch.errors import PolicyError
 
 SECRET = "a-key-of-at-least-16-characters"

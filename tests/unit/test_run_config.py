@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.policy import Policy, VerifyMode, VerifySettings, policy_from_spec
+from kmultiarch.core.policy import Policy, VerifyMode, VerifySettings
+from kmultiarch.core.policyschema import policy_from_spec
 from kmultiarch.run.config import RunRequest, configure
 
 BOUNDS = {"maxBytes": 1048576, "maxExpandedBytes": 2097152, "deadline": 5}

@@ -13,7 +13,8 @@ import yaml
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, policy_from_spec
+from kmultiarch.core.policy import Policy
+from kmultiarch.core.policyschema import policy_from_spec
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult

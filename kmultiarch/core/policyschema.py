@@ -1,0 +1,809 @@
+"""The MultiArchPolicy schema: one declaration per key of ``spec``, and the reader it drives.
+
+Like pre-commit's ``cfgv`` (``Optional('files', check_string_regex, '')``), each key of
+:data:`SPEC` says in one place what it is: its name, the policy field it fills, the function
+that reads and validates its value, its default as a policy would write it, its documentation
+(docs/policy.md's table is checked against it) and how a KRM ConfigMap's string data gives it.
+:func:`policy_from_spec` is driven by the table alone: a key the table does not declare is
+refused with the list of those it does, and each key is read by its entry, in the table's
+order, with the policy read so far (``tolerations`` and ``preferences`` name platforms of
+``platforms``, read before them).
+
+Every problem is a :class:`~kmultiarch.errors.PolicyError` naming the file and the key path, as
+fields. Pure but for the paths in a policy (``lock``, ``cache.ca``, ``registries.*.ca``), which
+are resolved against the policy file's directory, and a CA bundle, which must exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
+from kmultiarch.core.operators import ImageSource, OperatorKind, Placement
+from kmultiarch.core.patch import pointer_tokens
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.policy import (
+    API_VERSION,
+    DEFAULT_STALE_IF_ERROR,
+    FAILURE_POLICIES,
+    KIND,
+    MODES,
+    NODE_AFFINITY_MODES,
+    TAINT_EFFECTS,
+    TOLERATION_OPERATORS,
+    VERIFY_MODES,
+    Conditions,
+    Exclusions,
+    Injection,
+    Override,
+    Policy,
+    RegistrySettings,
+    Toleration,
+    VerifyMode,
+    VerifySettings,
+)
+from kmultiarch.core.reference import canonical_registry
+from kmultiarch.core.schema import Where, check_keys
+from kmultiarch.core.scope import parse_label_selector
+from kmultiarch.errors import InvalidPlatformError, PolicyError
+
+#: How a KRM ConfigMap's data (strings only) gives a key: ``list``, comma-separated
+#: (``linux/amd64,linux/arm64``); ``string``, as it is (trimmed); ``yaml``, a YAML or JSON
+#: string holding the value.
+ConfigMapForm = Literal["list", "string", "yaml"]
+
+#: Reads a key's value, as written at ``where``, given the policy read so far (the keys before
+#: it in :data:`SPEC`; defaults for the others): the value of the field(s) it fills.
+Reader = Callable[[object, Where, Policy], Any]
+
+
+@dataclass(frozen=True)
+class SpecKey:
+    """One key of a MultiArchPolicy's ``spec``."""
+
+    name: str
+    #: The Policy fields the key fills: one, or several that ``read`` gives as a tuple
+    #: (``platforms`` gives the platforms and the node selectors that tell them apart).
+    fields: tuple[str, ...]
+    read: Reader
+    #: The default as a policy would write it; None: the key's absence, which means none.
+    default: object
+    #: What the key says, in Markdown: docs/policy.md's table shows it.
+    doc: str
+    #: How a KRM ConfigMap's string data gives it (None: only a MultiArchPolicy can).
+    configmap: ConfigMapForm | None = None
+    #: Keys whose values ``read`` uses: they come before it in :data:`SPEC`.
+    needs: tuple[str, ...] = ()
+
+
+def policy_from_object(document: object, source: str, *, base_dir: Path | None = None) -> Policy:
+    """Validate a MultiArchPolicy object (already parsed) and build the Policy. Relative paths
+    in it are relative to ``base_dir``, else to the directory of the file ``source`` names."""
+    where = Where(source, (), base_dir)
+    if not isinstance(document, Mapping):
+        raise where.error("expected a MultiArchPolicy object (a YAML mapping)")
+    check_keys(document, {"apiVersion", "kind", "metadata", "spec"}, where)
+    if document.get("apiVersion") != API_VERSION or document.get("kind") != KIND:
+        raise where.error(
+            f"expected apiVersion: {API_VERSION} and kind: {KIND}, got "
+            f"apiVersion: {document.get('apiVersion')!r}, kind: {document.get('kind')!r}"
+        )
+    spec = document.get("spec", {})
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, Mapping):
+        raise (where / "spec").error("expected a mapping")
+    return policy_from_spec(spec, source, base_dir=base_dir)
+
+
+def policy_from_spec(
+    spec: Mapping[str, object], source: str, *, base_dir: Path | None = None
+) -> Policy:
+    """The Policy a ``spec`` mapping says: each key of :data:`SPEC` it gives, read in the
+    table's order; the defaults for the others."""
+    root = Where(source, ("spec",), base_dir)
+    check_keys(spec, SPEC_KEYS, root)
+    policy = Policy(source=source)
+    for key in SPEC:
+        if key.name not in spec:
+            continue
+        value = key.read(spec[key.name], root / key.name, policy)
+        values = value if len(key.fields) > 1 else (value,)
+        policy = replace(policy, **dict(zip(key.fields, values, strict=True)))
+    return policy
+
+
+def _choice(allowed: tuple[str, ...]) -> Reader:
+    """A key whose value is one of ``allowed``."""
+
+    def read(value: object, where: Where, _read: Policy) -> str:
+        if value not in allowed:
+            raise where.error(f"expected one of {', '.join(allowed)}, got {value!r}")
+        return str(value)
+
+    return read
+
+
+def _annotate(value: object, where: Where, _read: Policy) -> bool:
+    return _flag(value, where)
+
+
+def _fallback_platforms(value: object, where: Where, _read: Policy) -> tuple[Platform, ...]:
+    return tuple(dict.fromkeys(_platform_list(value or [], where)))
+
+
+def _lock(value: object, where: Where, _read: Policy) -> tuple[Path | None, ImageLock | None]:
+    """``spec.lock``: a lock file's path, or the lock file's content written out."""
+    if isinstance(value, Mapping):
+        try:
+            # The lock's own messages name where it is written out: policy.yaml: spec.lock: ...
+            return None, lock_from_object(value, str(where))
+        except LockFileError as exc:
+            raise PolicyError(str(exc)) from exc
+    if value is not None and not isinstance(value, str):
+        raise where.error(
+            "expected a file path string, or a lock file's content "
+            "(apiVersion, kind: ImageLock, images)"
+        )
+    return (where.file(value) if value else None), None
+
+
+def _cache(
+    value: object, where: Where, _read: Policy
+) -> tuple[str | None, Path | None, Path | None, str | None]:
+    """``spec.cache``: a shared cache level's URL, CA, and key file or key."""
+    cache = value or {}
+    if not isinstance(cache, Mapping):
+        raise where.error("expected a mapping with url (and ca, keyFile or key)")
+    check_keys(cache, {"url", "ca", "keyFile", "key"}, where)
+    url, ca = cache.get("url"), cache.get("ca")
+    key_file, key = cache.get("keyFile"), cache.get("key")
+    if key_file is not None and (not isinstance(key_file, str) or not key_file):
+        raise (where / "keyFile").error("expected the path of a file")
+    if key is not None and (not isinstance(key, str) or len(key.strip()) < 16):
+        # The message never quotes the value: it is a secret.
+        raise (where / "key").error(
+            "expected a string of at least 16 characters "
+            "(better: keyFile, a file kept out of the repository)"
+        )
+    if key_file is not None and key is not None:
+        raise where.error("give keyFile or key, not both")
+    if url is not None and (
+        not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://"))
+    ):
+        raise (where / "url").error("expected a redis://, rediss:// or unix:// URL")
+    if ca is not None and not isinstance(ca, str):
+        raise (where / "ca").error("expected a path to a PEM CA bundle")
+    return (
+        url,
+        where.file(ca) if ca else None,
+        where.file(key_file) if key_file else None,
+        key,
+    )
+
+
+def _stale_if_error(value: object, where: Where, _read: Policy) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise where.error("expected seconds (a number >= 0; 0 disables)")
+    return float(value)
+
+
+def _injections(value: object, where: Where, _read: Policy) -> tuple[Injection, ...]:
+    injections = []
+    for position, item in enumerate(_listed(value, where)):
+        here = where / position
+        if not isinstance(item, Mapping):
+            raise here.error("expected a mapping with name, images, when")
+        check_keys(item, {"name", "images", "when", "unless"}, here)
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise (here / "name").error("expected a non-empty string")
+        images = _image_list(item.get("images"), here / "images")
+        if not images:
+            raise (here / "images").error("list the images it injects")
+        injections.append(
+            Injection(
+                name,
+                images,
+                _conditions(item.get("when"), here / "when"),
+                _conditions(item.get("unless"), here / "unless"),
+            )
+        )
+    return tuple(injections)
+
+
+def _conditions(value: object, where: Where) -> Conditions:
+    if value is None:
+        return Conditions()
+    if not isinstance(value, Mapping):
+        raise where.error("expected namespaceLabels, podLabels and/or podAnnotations")
+    check_keys(value, {"namespaceLabels", "podLabels", "podAnnotations"}, where)
+    maps = [
+        _string_map(value.get(key), where / key)
+        for key in ("namespaceLabels", "podLabels", "podAnnotations")
+    ]
+    return Conditions(*maps)
+
+
+def _string_map(value: object, where: Where) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        raise where.error('expected a mapping of strings (quote values like "true")')
+    return dict(value)
+
+
+def _namespace_labels(value: object, where: Where, _read: Policy) -> dict[str, Mapping[str, str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping of namespace -> labels")
+    return {str(name): _string_map(labels, where / str(name)) for name, labels in value.items()}
+
+
+def _verify(value: object, where: Where, _read: Policy) -> VerifySettings:
+    if value is None:
+        return VerifySettings()
+    if not isinstance(value, Mapping):
+        raise where.error(
+            "expected a mapping like {mode: warn} (mode: off, warn "
+            "or enforce; maxBytes, maxExpandedBytes, deadline)"
+        )
+    check_keys(value, {"mode", "maxBytes", "maxExpandedBytes", "deadline"}, where)
+    defaults = VerifySettings()
+    mode = value.get("mode", defaults.mode)
+    if mode is False:
+        mode = "off"  # YAML 1.1, as the policy is read, takes an unquoted off for false
+    if mode not in VERIFY_MODES:
+        raise (where / "mode").error(f"expected one of {', '.join(VERIFY_MODES)}, got {mode!r}")
+    numbers: dict[str, float] = {}
+    for key, default in (
+        ("maxBytes", defaults.max_bytes),
+        ("maxExpandedBytes", defaults.max_expanded_bytes),
+        ("deadline", defaults.deadline),
+    ):
+        number = value.get(key, default)
+        if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+            raise (where / key).error("expected a number above 0")
+        numbers[key] = number
+    return VerifySettings(
+        cast(VerifyMode, mode),
+        int(numbers["maxBytes"]),
+        int(numbers["maxExpandedBytes"]),
+        float(numbers["deadline"]),
+    )
+
+
+def _platform_list(value: object, where: Where) -> list[Platform]:
+    if isinstance(value, str):
+        value = [item for item in (part.strip() for part in value.split(",")) if item]
+    if not isinstance(value, list):
+        raise where.error("expected a list of platforms like linux/arm64")
+    platforms = []
+    for position, item in enumerate(value):
+        if not isinstance(item, str):
+            raise (where / position).error("expected a platform string")
+        try:
+            platforms.append(Platform.parse(item))
+        except InvalidPlatformError as exc:
+            raise (where / position).error(str(exc)) from exc
+    return platforms
+
+
+def _cluster_platforms(
+    value: object, where: Where, _read: Policy
+) -> tuple[tuple[Platform, ...], dict[Platform, dict[str, str]]]:
+    """``spec.platforms``: platform strings, or ``{platform, nodeSelector}`` mappings naming the
+    node labels that tell a platform's nodes apart (arm variants share kubernetes.io/arch)."""
+    platforms: list[Platform] = []
+    selectors: dict[Platform, dict[str, str]] = {}
+    if not isinstance(value, list):
+        platforms = _platform_list(value, where)
+    for position, item in enumerate(value if isinstance(value, list) else ()):
+        here = where / position
+        if not isinstance(item, Mapping):
+            platforms.append(_one_platform(item, here))
+            continue
+        check_keys(item, {"platform", "nodeSelector"}, here)
+        platform = _one_platform(item.get("platform"), here / "platform")
+        selector = item.get("nodeSelector") or {}
+        if not isinstance(selector, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k for k, v in selector.items()
+        ):
+            raise (here / "nodeSelector").error(
+                'expected a mapping of node label to value, like {example.com/arm-variant: "v7"}'
+            )
+        platforms.append(platform)
+        if selector:
+            selectors[platform] = dict(selector)
+    if not platforms:
+        raise where.error("list at least one node platform")
+    return tuple(dict.fromkeys(platforms)), selectors
+
+
+def _one_platform(value: object, where: Where) -> Platform:
+    if not isinstance(value, str):
+        raise where.error("expected a platform string, or {platform, nodeSelector}")
+    try:
+        return Platform.parse(value)
+    except InvalidPlatformError as exc:
+        raise where.error(str(exc)) from exc
+
+
+def _platform_key(
+    text: object, where: Where, platforms: tuple[Platform, ...], unlisted: str = ""
+) -> Platform:
+    """A platform as a mapping's key (tolerations, preferences): one of ``spec.platforms``
+    (``unlisted``: what the message adds when it is not)."""
+    try:
+        platform = Platform.parse(str(text))
+    except InvalidPlatformError as exc:
+        raise where.error(str(exc)) from exc
+    if platform not in platforms:
+        raise where.error(f"{platform} is not in spec.platforms{unlisted}")
+    return platform
+
+
+def _tolerations(
+    value: object, where: Where, read: Policy
+) -> dict[Platform, tuple[Toleration, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping from platform to a list of tolerations")
+    result: dict[Platform, tuple[Toleration, ...]] = {}
+    for platform_text, items in value.items():
+        here = where / str(platform_text)
+        platform = _platform_key(
+            platform_text, here, read.platforms, "; list it there or remove these tolerations"
+        )
+        entries = [] if items is None else items
+        if not isinstance(entries, list):
+            raise here.error("expected a list of tolerations")
+        result[platform] = tuple(
+            _toleration(item, here / position) for position, item in enumerate(entries)
+        )
+    return result
+
+
+def _toleration(value: object, where: Where) -> Toleration:
+    if not isinstance(value, Mapping):
+        raise where.error("expected a toleration mapping")
+    check_keys(value, {"key", "operator", "value", "effect", "tolerationSeconds"}, where)
+    for key in ("key", "operator", "value", "effect"):
+        if key in value and not isinstance(value[key], str):
+            raise (where / key).error("expected a string")
+    operator = str(value.get("operator", "Equal"))
+    if operator not in TOLERATION_OPERATORS:
+        raise (where / "operator").error(f"expected Equal or Exists, got {operator!r}")
+    effect = str(value.get("effect", ""))
+    if effect and effect not in TAINT_EFFECTS:
+        raise (where / "effect").error(
+            f"expected one of {', '.join(TAINT_EFFECTS)}, got {effect!r}"
+        )
+    key, toleration_value = str(value.get("key", "")), str(value.get("value", ""))
+    if operator == "Exists" and toleration_value:
+        raise (where / "value").error("must be empty when operator is Exists")
+    if not key and operator != "Exists":
+        raise (where / "key").error("an empty key needs operator Exists")
+    seconds = value.get("tolerationSeconds")
+    if seconds is not None and (not isinstance(seconds, int) or isinstance(seconds, bool)):
+        raise (where / "tolerationSeconds").error("expected an integer")
+    if seconds is not None and effect != "NoExecute":
+        raise (where / "tolerationSeconds").error("only valid with effect NoExecute")
+    return Toleration(key, operator, toleration_value, effect, seconds)
+
+
+def _overrides(value: object, where: Where, _read: Policy) -> tuple[Override, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise where.error("expected a list of {image, platforms}")
+    overrides = []
+    for position, item in enumerate(value):
+        here = where / position
+        if not isinstance(item, Mapping):
+            raise here.error("expected a mapping with image and platforms")
+        check_keys(item, {"image", "platforms"}, here)
+        image = item.get("image")
+        if not isinstance(image, str) or not image:
+            raise (here / "image").error("expected a glob string")
+        platforms = _platform_list(item.get("platforms"), here / "platforms")
+        overrides.append(Override(_pattern_with_canonical_host(image), frozenset(platforms)))
+    return tuple(overrides)
+
+
+def _pattern_with_canonical_host(pattern: str) -> str:
+    """An image glob whose registry host is spelt as references normalise it (lower case,
+    Docker Hub's aliases as docker.io), so that it matches them."""
+    first, slash, rest = pattern.partition("/")
+    if slash and (any(c in first for c in ".:") or first.lower() == "localhost"):
+        return f"{canonical_registry(first)}/{rest}"
+    return pattern
+
+
+def _preferences(value: object, where: Where, read: Policy) -> dict[Platform, int]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping from platform to weight, like {linux/arm64: 80}")
+    preferences: dict[Platform, int] = {}
+    for platform_text, weight in value.items():
+        here = where / str(platform_text)
+        platform = _platform_key(platform_text, here, read.platforms)
+        if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
+            raise here.error(
+                f"expected a weight from 1 to 100 (the scheduler's range), got {weight!r}"
+            )
+        preferences[platform] = weight
+    return preferences
+
+
+def _flag(value: object, where: Where) -> bool:
+    if not isinstance(value, bool):
+        raise where.error(f"expected true or false, got {value!r}")
+    return value
+
+
+def _pod_specs(value: object, where: Where, _read: Policy) -> tuple[OperatorKind, ...]:
+    """``spec.podSpecs``: per kind, pod spec paths (``path``, ``*`` for every item) or
+    placements (objects holding the scheduling fields, with the pointers of their images),
+    images the operator adds and images it runs by default."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise where.error(
+            "expected a list of {apiVersion, kind, path} or {apiVersion, kind, placements}"
+        )
+    entries = []
+    for position, item in enumerate(value):
+        here = where / position
+        if not isinstance(item, Mapping):
+            raise here.error("expected a mapping with apiVersion, kind, path")
+        check_keys(
+            item,
+            {"apiVersion", "kind", "path", "placements", "operatorImages", "defaultImages"},
+            here,
+        )
+        for key in ("apiVersion", "kind"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise (here / key).error("expected a non-empty string")
+        placements: list[Placement] = []
+        if item.get("path") is not None:
+            placements.append(Placement(_pointer(item["path"], here / "path"), pod_spec=True))
+        for index, raw in enumerate(_listed(item.get("placements"), here / "placements")):
+            placements.append(_placement(raw, here / "placements" / index))
+        if not placements and not item.get("defaultImages") and not item.get("operatorImages"):
+            raise here.error(
+                "give path (a pod spec, like /spec/template/spec) or "
+                "placements (objects holding affinity, tolerations and nodeSelector)"
+            )
+        api_version = str(item["apiVersion"])
+        entries.append(
+            OperatorKind(
+                api_version.rpartition("/")[0] if "/" in api_version else "",
+                str(item["kind"]),
+                tuple(placements),
+                _image_list(item.get("operatorImages"), here / "operatorImages"),
+                _image_list(item.get("defaultImages"), here / "defaultImages"),
+                cites=str(here),
+            )
+        )
+    return tuple(entries)
+
+
+def _listed(value: object, where: Where) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise where.error("expected a list")
+    return value
+
+
+def _pointer(value: object, where: Where) -> tuple[str, ...]:
+    if not isinstance(value, str) or not value:
+        raise where.error("expected a JSON pointer like /spec/template/spec")
+    try:
+        tokens = pointer_tokens(value)
+    except ValueError as exc:
+        raise where.error(f"{exc} (e.g. /spec/template/spec)") from exc
+    if not tokens or not all(tokens):
+        raise where.error("expected a JSON pointer to an object, like /spec/template/spec")
+    return tokens
+
+
+def _placement(value: object, where: Where) -> Placement:
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping with path and images")
+    check_keys(value, {"path", "images", "podSpec", "creates", "shape"}, where)
+    path = _pointer(value.get("path"), where / "path")
+    images: list[ImageSource] = []
+    for index, element in enumerate(_listed(value.get("images"), where / "images")):
+        spot = where / "images" / index
+        if isinstance(element, str):
+            images.append(ImageSource((_pointer(element, spot),), required=False))
+        elif isinstance(element, list) and element:
+            images.append(
+                ImageSource(tuple(_pointer(pointer, spot / n) for n, pointer in enumerate(element)))
+            )
+        else:
+            raise spot.error(
+                "expected a pointer (every match is an image) or a list of "
+                "pointers (alternatives: the first that exists wins)"
+            )
+    creates = value.get("creates", 0)
+    if isinstance(creates, bool) or not isinstance(creates, int) or not 0 <= creates <= len(path):
+        raise (where / "creates").error(
+            f"expected how many of the path's last tokens kmultiarch may create (0 to {len(path)})"
+        )
+    shape = value.get("shape", "affinity")
+    if shape not in ("affinity", "node-affinity"):
+        raise (where / "shape").error("expected affinity or node-affinity")
+    return Placement(
+        path,
+        tuple(images),
+        creates=creates,
+        pod_spec=_flag(value.get("podSpec", False), where / "podSpec"),
+        shape=cast(Literal["affinity", "node-affinity"], shape),
+    )
+
+
+def _image_list(value: object, where: Where) -> tuple[str, ...]:
+    items = _listed(value, where)
+    if not all(isinstance(item, str) and item for item in items):
+        raise where.error("expected a list of image references")
+    return tuple(str(item) for item in items)
+
+
+def _exclusions(value: object, where: Where, _read: Policy) -> Exclusions:
+    if value is None:
+        return Exclusions()
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping with namespaces and kinds")
+    check_keys(value, {"namespaces", "kinds", "namespaceSelector"}, where)
+    lists = {}
+    for key in ("namespaces", "kinds"):
+        items = value.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise (where / key).error("expected a list of strings")
+        lists[key] = frozenset(items)
+    selector = value.get("namespaceSelector")
+    return Exclusions(
+        lists["namespaces"],
+        lists["kinds"],
+        parse_label_selector(selector, where / "namespaceSelector")
+        if selector is not None
+        else None,
+    )
+
+
+def _registries(value: object, where: Where, _read: Policy) -> dict[str, RegistrySettings]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping from registry host")
+    registries = {}
+    for host, settings in value.items():
+        here = where / str(host)
+        if not isinstance(host, str) or not host or "/" in host:
+            raise here.error("expected a registry host like registry.internal:5000")
+        entry = {} if settings is None else settings
+        if not isinstance(entry, Mapping):
+            raise here.error("expected a mapping")
+        check_keys(entry, {"mirror", "insecure", "ca"}, here)
+        mirror = entry.get("mirror")
+        if mirror is not None:
+            try:
+                parts = urlsplit(mirror) if isinstance(mirror, str) else None
+            except ValueError:  # e.g. an unclosed IPv6 bracket
+                parts = None
+            if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+                raise (here / "mirror").error(
+                    "expected an http(s) URL like https://mirror.internal"
+                )
+        insecure = entry.get("insecure")
+        if insecure is not None and not isinstance(insecure, bool):
+            raise (here / "insecure").error("expected true or false")
+        ca = entry.get("ca")
+        if ca is not None and not isinstance(ca, str):
+            raise (here / "ca").error("expected a path to a PEM CA bundle")
+        ca_path = here.file(ca) if ca else None
+        if ca_path is not None and not ca_path.is_file():
+            raise (here / "ca").error(f"CA bundle {ca_path} not found")
+        registries[canonical_registry(host)] = RegistrySettings(
+            mirror.rstrip("/") if isinstance(mirror, str) else None, insecure, ca_path
+        )
+    return registries
+
+
+#: The keys of ``spec``, in the order they are read (and docs/policy.md lists them).
+SPEC: tuple[SpecKey, ...] = (
+    SpecKey(
+        "platforms",
+        ("platforms", "node_selectors"),
+        _cluster_platforms,
+        default=["linux/amd64", "linux/arm64"],
+        configmap="list",
+        doc="the node platforms the cluster has (`os/arch[/variant]`); an entry may be "
+        "`{platform, nodeSelector}`, the node labels that tell that platform's nodes apart "
+        "([scheduling.md](scheduling.md))",
+    ),
+    SpecKey(
+        "tolerations",
+        ("tolerations",),
+        _tolerations,
+        default={
+            "linux/arm64": [
+                {
+                    "key": "kubernetes.io/arch",
+                    "operator": "Equal",
+                    "value": "arm64",
+                    "effect": "NoSchedule",
+                }
+            ]
+        },
+        configmap="yaml",
+        needs=("platforms",),
+        doc="per platform of `platforms`, the tolerations a pod gets when all its images run "
+        "there (`operator` Equal or Exists, `effect` NoSchedule, PreferNoSchedule or "
+        "NoExecute, `tolerationSeconds` only with NoExecute)",
+    ),
+    SpecKey(
+        "nodeAffinity",
+        ("node_affinity",),
+        _choice(NODE_AFFINITY_MODES),
+        default="required",
+        configmap="string",
+        doc="`required` (a required node affinity term), `preferred` (a preferred term) or `none`",
+    ),
+    SpecKey(
+        "failurePolicy",
+        ("failure_policy",),
+        _choice(FAILURE_POLICIES),
+        default="Ignore",
+        configmap="string",
+        doc="`Ignore`: fail open, a warning for each image that cannot be resolved; `Fail`: "
+        "such an image fails the run (exit 1)",
+    ),
+    SpecKey(
+        "overrides",
+        ("overrides",),
+        _overrides,
+        default=None,
+        configmap="yaml",
+        doc="`[{image: GLOB, platforms: [...]}]`: platforms declared instead of looked up, the "
+        "glob matched against the normalised reference (`docker.io/library/nginx:1.27`)",
+    ),
+    SpecKey(
+        "exclude",
+        ("exclude",),
+        _exclusions,
+        default=None,
+        doc="`namespaces` (names or globs), `kinds`, `namespaceSelector` (on the stream's "
+        "Namespace documents): pods left alone",
+    ),
+    SpecKey(
+        "mode",
+        ("mode",),
+        _choice(MODES),
+        default="optOut",
+        configmap="string",
+        doc='`optIn`: only pods annotated `kmultiarch.dev/enabled: "true"`',
+    ),
+    SpecKey(
+        "preferences",
+        ("preferences",),
+        _preferences,
+        default=None,
+        configmap="yaml",
+        needs=("platforms",),
+        doc="`{PLATFORM: WEIGHT}` (1-100): a preferred term toward a platform for pods that "
+        "run on several",
+    ),
+    SpecKey(
+        "fallbackPlatforms",
+        ("fallback_platforms",),
+        _fallback_platforms,
+        default=None,
+        configmap="list",
+        doc="where an image that cannot be resolved is taken to run, with a warning",
+    ),
+    SpecKey(
+        "annotate",
+        ("annotate",),
+        _annotate,
+        default=False,
+        configmap="yaml",
+        doc="changed pod templates get `kmultiarch.dev/platforms`",
+    ),
+    SpecKey(
+        "podSpecs",
+        ("pod_specs",),
+        _pod_specs,
+        default=None,
+        configmap="yaml",
+        doc="per kind: `path` (a pod spec, `*` for every item), or `placements` (objects "
+        "holding `affinity`/`tolerations`/`nodeSelector`, with the pointers of their images), "
+        "`operatorImages`, `defaultImages`: kinds the built-in tables lack, or more for a kind "
+        "they know ([operators.md](operators.md))",
+    ),
+    SpecKey(
+        "injections",
+        ("injections",),
+        _injections,
+        default=None,
+        configmap="yaml",
+        doc="`[{name, images, when, unless}]`: sidecars admission webhooks inject (Istio, "
+        "Linkerd, OpenTelemetry, Vault), judged with the pods they match; `when`/`unless` "
+        "hold `namespaceLabels`, `podLabels`, `podAnnotations` "
+        "([operators.md](operators.md#injected-sidecars))",
+    ),
+    SpecKey(
+        "namespaceLabels",
+        ("namespace_labels",),
+        _namespace_labels,
+        default=None,
+        configmap="yaml",
+        doc="`{NAMESPACE: {KEY: VALUE}}`: the labels of namespaces the stream does not carry, "
+        "for `injections` (a Namespace document of the stream wins)",
+    ),
+    SpecKey(
+        "lock",
+        ("lock", "embedded_lock"),
+        _lock,
+        default=None,
+        configmap="string",
+        doc="a lock file (`kmultiarch lock`) used by every command, or the lock file's content "
+        "written out under the key (`{apiVersion, kind: ImageLock, images}`: for a Kptfile "
+        "pipeline, whose functions see no files) ([lock.md](lock.md))",
+    ),
+    SpecKey(
+        "registries",
+        ("registries",),
+        _registries,
+        default=None,
+        configmap="yaml",
+        doc="per registry host: `mirror` (URL), `insecure` (plain HTTP), `ca` (a PEM CA "
+        "bundle) ([registries.md](registries.md))",
+    ),
+    SpecKey(
+        "staleIfError",
+        ("stale_if_error",),
+        _stale_if_error,
+        default=int(DEFAULT_STALE_IF_ERROR),
+        doc="seconds past its TTL a cached tag answer may serve when revalidating it fails; "
+        "`0` disables ([registries.md](registries.md))",
+    ),
+    SpecKey(
+        "verify",
+        ("verify",),
+        _verify,
+        default={"mode": "off"},
+        doc="whether the program each image starts is checked against the platforms its "
+        "registry claims: `mode` `off`, `warn` (a `platform-mismatch` warning) or `enforce` "
+        "(the lying platform is dropped before the decision; an error under `failurePolicy: "
+        "Fail`), and per platform manifest `maxBytes` (default 67108864), `maxExpandedBytes` "
+        "(1073741824) and `deadline` (30 seconds); `--verify MODE` wins over `mode` "
+        "([verify.md](verify.md#in-the-pipeline-specverify-and---verify))",
+    ),
+    SpecKey(
+        "cache",
+        ("cache_url", "cache_ca", "cache_key_file", "cache_key"),
+        _cache,
+        default=None,
+        doc="a shared cache level: `url` (`redis://`, `rediss://`, `unix://`), `ca` (a PEM CA "
+        "bundle for `rediss://`), and what signs its entries: `keyFile` (a file holding the "
+        "key, relative to the policy) or `key` (the key itself, at least 16 characters: it "
+        "puts the secret in the policy, so only for a policy kept secret); `--cache-url`, "
+        "`--cache-key-file` and `$KMULTIARCH_CACHE_KEY` win, and the policy's key goes with "
+        "the policy's URL only ([cache.md](cache.md))",
+    ),
+)
+#: The names :data:`SPEC` declares: any other key of ``spec`` is refused.
+SPEC_KEYS = frozenset(key.name for key in SPEC)
