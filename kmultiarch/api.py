@@ -5,6 +5,7 @@ The whole public surface is here and re-exported by :mod:`kmultiarch`::
     import kmultiarch
 
     policy = kmultiarch.load_policy("policy.yaml")          # or kmultiarch.Policy()
+    # in code: kmultiarch.Policy(scheduling=kmultiarch.SchedulingPolicy(node_affinity="preferred"))
     result = kmultiarch.mutate_text(rendered_yaml, policy)
     print(result.stream())                                 # the transformed stream
     for finding in result.findings:                        # warnings and errors, as data
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from kmultiarch.core.findings import Finding
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import Policy, ResolutionPolicy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.engine import EngineResult, run
@@ -41,7 +42,10 @@ __all__ = [
     "Platform",
     "Policy",
     "Resolution",
+    "ResolutionPolicy",
     "Resolver",
+    "SchedulingPolicy",
+    "ScopePolicy",
     "load_policy",
     "mutate_text",
     "open_cache",

@@ -34,7 +34,7 @@ from kmultiarch.core.findings import (
 from kmultiarch.core.operators import in_shape, materialized, scheduling_view
 from kmultiarch.core.patch import Operation
 from kmultiarch.core.platform import Platform, format_platforms
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
@@ -235,14 +235,14 @@ def _starts_with_marker(texts: list[str]) -> bool:
 
 
 def read_sources(
-    sources: Iterable[InputSource], policy: Policy | None = None
+    sources: Iterable[InputSource], scope: ScopePolicy | None = None
 ) -> dict[str, list[SourceDocument]]:
     """Every document of every source. A document whose type its text proves is composed only
     when its value is asked for: the engine asks for those that may hold pod specs (or nodes,
     for policy-drift), so CRDs, RBAC, ConfigMaps... are never composed. A document with pod
     specs keeps, from that one composition, where new scheduling fields would go
     (:func:`~kmultiarch.yaml.edit.edit_hint`), so that editing it does not compose it again."""
-    operators = (policy or Policy()).operators
+    operators = (scope or ScopePolicy()).operators
 
     def derive(text: str, root: Node, value: object) -> _Derived:
         workloads = find_workloads(value, operators)
@@ -354,7 +354,7 @@ def run(
     """Decide and edit every pod of every source. Raises ManifestStreamError on bad YAML
     before anything is resolved. ``namespace``: that of resources that name none."""
     return run_documents(
-        sources, read_sources(sources, policy), policy, resolve, namespace=namespace
+        sources, read_sources(sources, policy.scope), policy, resolve, namespace=namespace
     )
 
 
@@ -376,7 +376,7 @@ def run_documents(
     the failure policy (a gate); otherwise the failure policy decides whether it fails the run.
     Every finding of the run is made here, once, and located on the line of the field it is
     about (the pod spec, the container's image)."""
-    candidates = list(_candidate_pods(documents, policy, namespace or DEFAULT_NAMESPACE))
+    candidates = list(_candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     references: list[ImageRef] = []
     for pod in candidates:
         if pod.status in ("excluded", "skipped"):
@@ -396,12 +396,12 @@ def run_documents(
             _findings_for(
                 decided,
                 severity,
-                policy.fallback_platforms,
+                policy.resolution.fallback_platforms,
                 conflicts="error" if checking else severity,
                 needs_scheduling=checking,
-                mismatch=severity if policy.verify.mode == "enforce" else "warning",
+                mismatch=severity if policy.resolution.verify.mode == "enforce" else "warning",
                 describe=lambda pod: (
-                    describe_changes(pod.plan, pod.preferred, policy)
+                    describe_changes(pod.plan, pod.preferred, policy.scheduling)
                     if pod.plan is not None
                     else ()
                 ),
@@ -411,7 +411,7 @@ def run_documents(
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations.extend(decided.plan.operations)
             placement = pod.target.placement
-            if policy.annotate and (placement is None or placement.pod_spec):
+            if policy.scheduling.annotate and (placement is None or placement.pod_spec):
                 # A pod template's metadata holds the annotation; an operator's own shape has
                 # none kmultiarch knows.
                 outcome.operations.extend(
@@ -419,10 +419,10 @@ def run_documents(
                         outcome.document.value,
                         pod.target.path,
                         decided.plan.supported,
-                        policy.platforms,
+                        policy.scheduling.platforms,
                     )
                 )
-    findings.extend(drift_findings(documents, policy))
+    findings.extend(drift_findings(documents, policy.scheduling))
     result = EngineResult(sources, outcomes, pods, located(findings, documents), resolutions)
     if edit:
         result.apply_edits()
@@ -431,14 +431,14 @@ def run_documents(
 
 def _candidate_pods(
     documents: Mapping[str, list[SourceDocument]],
-    policy: Policy,
+    scope: ScopePolicy,
     default_namespace: str = DEFAULT_NAMESPACE,
 ) -> Iterable[PodOutcome]:
     """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
-    operators = policy.operators
-    namespaces = _namespaces(documents) if _needs_namespaces(policy) else {}
+    operators = scope.operators
+    namespaces = _namespaces(documents) if _needs_namespaces(scope) else {}
     related = _related_index(documents, operators)
-    namespace_labels = _namespace_labels(documents, policy) if policy.injections else {}
+    namespace_labels = _namespace_labels(documents, scope) if scope.injections else {}
     for source, docs in documents.items():
         for document in docs:
             known = document.resource_type
@@ -449,16 +449,16 @@ def _candidate_pods(
             for workload in _workloads(document, operators, related):
                 for target in workload.targets:
                     status: PodStatus = "ok"
-                    if _out_of_scope(workload, target, policy, namespaces, default_namespace):
+                    if _out_of_scope(workload, target, scope, namespaces, default_namespace):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
                     elif target.chosen_by_operator:
                         status = "chosen-by-operator"
                     containers = target.containers
-                    if policy.injections and status == "ok":
+                    if scope.injections and status == "ok":
                         containers += _injected(
-                            policy,
+                            scope,
                             namespace_labels.get(workload.namespace or default_namespace, {}),
                             target.labels,
                             {**workload.annotations, **target.annotations}
@@ -477,7 +477,9 @@ def _candidate_pods(
                     )
 
 
-def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy) -> list[Finding]:
+def drift_findings(
+    documents: Mapping[str, list[SourceDocument]], policy: SchedulingPolicy
+) -> list[Finding]:
     """``policy-drift`` warnings: what the Karpenter NodePools of the stream offer (platforms,
     taints to tolerate) and the policy lacks. Judged over every NodePool of the run at once: a
     taint is asked for only where no pool offers the platform untainted."""
@@ -509,17 +511,17 @@ def drift_findings(documents: Mapping[str, list[SourceDocument]], policy: Policy
 
 
 def _namespace_labels(
-    documents: Mapping[str, list[SourceDocument]], policy: Policy
+    documents: Mapping[str, list[SourceDocument]], scope: ScopePolicy
 ) -> dict[str, Mapping[str, str]]:
     """The labels of each namespace: the stream's Namespace documents, else the policy's
     ``spec.namespaceLabels`` (for namespaces the stream does not carry)."""
-    labels: dict[str, Mapping[str, str]] = dict(policy.namespace_labels)
+    labels: dict[str, Mapping[str, str]] = dict(scope.namespace_labels)
     labels.update({name: info.labels for name, info in _namespaces(documents).items()})
     return labels
 
 
 def _injected(
-    policy: Policy,
+    scope: ScopePolicy,
     namespace_labels: Mapping[str, object],
     pod_labels: Mapping[str, object],
     pod_annotations: Mapping[str, object],
@@ -529,14 +531,14 @@ def _injected(
         ContainerImage(
             (), f"{injection.name} sidecar", image, added_by="injection", injection=injection.name
         )
-        for injection in policy.injections
+        for injection in scope.injections
         if injection.applies(namespace_labels, pod_labels, pod_annotations)
         for image in injection.images
     )
 
 
-def _needs_namespaces(policy: Policy) -> bool:
-    return policy.exclude.namespace_selector is not None or policy.mode == "optIn"
+def _needs_namespaces(scope: ScopePolicy) -> bool:
+    return scope.exclude.namespace_selector is not None or scope.mode == "optIn"
 
 
 def _namespaces(documents: Mapping[str, list[SourceDocument]]) -> dict[str, NamespaceInfo]:
@@ -555,23 +557,23 @@ def _namespaces(documents: Mapping[str, list[SourceDocument]]) -> dict[str, Name
 def _out_of_scope(
     workload: Workload,
     target: PodTarget,
-    policy: Policy,
+    scope: ScopePolicy,
     namespaces: Mapping[str, NamespaceInfo],
     default_namespace: str = DEFAULT_NAMESPACE,
 ) -> bool:
     """Excluded by kind, by a namespace name or glob, by the namespace selector (Namespaces of
     the stream only), or, in optIn mode, not opted in. A resource without metadata.namespace
     is in ``default_namespace`` (``helm template`` output names none)."""
-    if workload.kind in policy.exclude.kinds:
+    if workload.kind in scope.exclude.kinds:
         return True
     namespace_name = workload.namespace or default_namespace
-    if namespace_excluded_by_glob(namespace_name, policy.exclude.namespaces):
+    if namespace_excluded_by_glob(namespace_name, scope.exclude.namespaces):
         return True
     namespace = namespaces.get(namespace_name)
-    selector = policy.exclude.namespace_selector
+    selector = scope.exclude.namespace_selector
     if selector is not None and namespace is not None and selector.matches(namespace.labels):
         return True
-    if policy.mode == "optIn":
+    if scope.mode == "optIn":
         return not is_enabled(
             workload.annotations,
             target.annotations,
@@ -614,7 +616,11 @@ def _decide(
     ]
     # spec.fallbackPlatforms stands in for images the registry could not answer for, never for
     # references that do not parse, and never under failurePolicy: Fail.
-    fallback = frozenset(policy.fallback_platforms) if policy.failure_policy == "Ignore" else None
+    fallback = (
+        frozenset(policy.resolution.fallback_platforms)
+        if policy.failure_policy == "Ignore"
+        else None
+    )
     if unresolved and (
         not fallback or any(image.problem or image.resolution is None for image in unresolved)
     ):
@@ -626,8 +632,9 @@ def _decide(
         if not (image.resolution is not None and image.resolution.metadata_only)
     ]
     known = [platforms for platforms in image_platforms if platforms is not None]
-    supported = supported_platforms(known, policy.platforms)
-    narrowed_by = _narrowing_injections(images, supported, policy, fallback)
+    scheduling = policy.scheduling
+    supported = supported_platforms(known, scheduling.platforms)
+    narrowed_by = _narrowing_injections(images, supported, scheduling, fallback)
     target = pod.target
     shape = target.placement.shape if target.placement is not None else "affinity"
     spec = scheduling_view(target.spec, shape)
@@ -636,13 +643,13 @@ def _decide(
         target.inherited,
         target.path,
         supported,
-        policy,
-        windows_builds(known, policy.platforms),
+        scheduling,
+        windows_builds(known, scheduling.platforms),
     )
     preferred: tuple[dict[str, object], ...] = ()
-    if policy.preferences and not plan.conflicts:
+    if scheduling.preferences and not plan.conflicts:
         view = planned_view(spec, target.inherited, target.path, plan.operations)
-        preferred = tuple(preference_terms(view, supported, policy))
+        preferred = tuple(preference_terms(view, supported, scheduling))
         operations = apply_terms(
             view, target.inherited, spec, target.path, plan.operations, list(preferred)
         )
@@ -666,7 +673,7 @@ def _decide(
 def _narrowing_injections(
     images: Sequence[ImageOutcome],
     supported: frozenset[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
     fallback: frozenset[Platform] | None,
 ) -> tuple[str, ...]:
     """The injections whose sidecars keep the pod off platforms its own images run on."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from kmultiarch.core.findings import Finding, PodStatus, ResourceRef
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import Policy, SchedulingPolicy
 from kmultiarch.core.scheduling import describe_changes, supported_platforms
 from kmultiarch.core.verification import ImageVerification
 from kmultiarch.engine import EngineResult, ImageOutcome, Locator, PodOutcome
@@ -99,12 +99,12 @@ def check(result: EngineResult, policy: Policy, *, with_diff: bool = False) -> C
                 current = (pod.source, pod.document_index)
                 document = result.documents[pod.source][pod.document_index].document
                 locator = Locator(document.node, document.start_line)
-            pods.append(_verdict(pod, locator, policy))
+            pods.append(_verdict(pod, locator, policy.scheduling))
     diffs = unified_diffs(result) if with_diff else {}
     # Findings about the manifests; those about no file (a cache that could not be used) are
     # the run's, said on stderr, not problems of the manifests.
     problems = [finding for finding in result.findings if finding.source]
-    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.platforms))
+    return CheckResult(pods, problems, diffs, tuple(str(p) for p in policy.scheduling.platforms))
 
 
 def unified_diffs(result: EngineResult) -> dict[str, str]:
@@ -127,7 +127,7 @@ def unified_diffs(result: EngineResult) -> dict[str, str]:
     return diffs
 
 
-def _verdict(pod: PodOutcome, document: Locator, policy: Policy) -> PodVerdict:
+def _verdict(pod: PodOutcome, document: Locator, policy: SchedulingPolicy) -> PodVerdict:
     containers = tuple(_container_row(image, document) for image in pod.images)
     plan = pod.plan
     supported = tuple(str(p) for p in policy.platforms if plan and p in plan.supported)
@@ -260,7 +260,7 @@ class _ImageUses:
 def inventory(result: EngineResult, policy: Policy) -> Inventory:
     """Every image with its platforms and users; every pod spec with its category."""
     checked = check(result, policy)
-    candidates = tuple(dict.fromkeys([*policy.platforms, AMD64, ARM64]))
+    candidates = tuple(dict.fromkeys([*policy.scheduling.platforms, AMD64, ARM64]))
     images: dict[str, _ImageUses] = {}
     workloads: list[WorkloadEntry] = []
     for pod, verdict in zip(result.pods, checked.pods, strict=True):
@@ -284,7 +284,7 @@ def inventory(result: EngineResult, policy: Policy) -> Inventory:
         )
         for key, uses in sorted(images.items())
     ]
-    return Inventory(entries, workloads, tuple(str(p) for p in policy.platforms))
+    return Inventory(entries, workloads, tuple(str(p) for p in policy.scheduling.platforms))
 
 
 def _workload_entry(

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import API_VERSION, KIND, TAINT_EFFECTS, Policy, Toleration
+from kmultiarch.core.policy import API_VERSION, KIND, TAINT_EFFECTS, SchedulingPolicy, Toleration
 from kmultiarch.core.scheduling import toleration_covers
 from kmultiarch.errors import InvalidPlatformError
 
@@ -265,7 +265,7 @@ def policy_document(shape: ClusterShape, name: str = "cluster") -> dict[str, obj
     }
 
 
-def drift(sources: Sequence[NodeSource], policy: Policy) -> list[tuple[NodeSource, str]]:
+def drift(sources: Sequence[NodeSource], policy: SchedulingPolicy) -> list[tuple[NodeSource, str]]:
     """What NodePools declare that the policy lacks: a platform not in ``spec.platforms``, or a
     taint that a pod reaching the platform must tolerate and the policy adds no toleration for.
     Each problem comes with the NodePool that shows it."""

@@ -180,17 +180,71 @@ DEFAULT_PLATFORMS = (Platform("linux", "amd64"), Platform("linux", "arm64"))
 
 
 @dataclass(frozen=True)
-class Policy:
-    """Everything a run decides by. ``Policy()`` is the default: a GKE-style tainted cluster."""
+class SchedulingPolicy:
+    """What the planner decides a pod's tolerations and node affinity by (core.scheduling,
+    core.preferences, core.cluster's drift): the cluster's node platforms, what a pod needs to
+    reach each, and what it is given. The default is a GKE-style tainted cluster."""
 
     platforms: tuple[Platform, ...] = DEFAULT_PLATFORMS
+    #: Node labels (beyond kubernetes.io/os and arch) that the nodes of a platform carry and
+    #: others do not: ``platforms: [{platform: linux/arm/v7, nodeSelector: {...}}]``. They tell
+    #: apart platforms the kubelet labels alike (arm variants).
+    node_selectors: Mapping[Platform, Mapping[str, str]] = field(default_factory=dict)
     tolerations: Mapping[Platform, tuple[Toleration, ...]] = field(
         default_factory=lambda: {Platform("linux", "arm64"): (ARM64_TAINT_TOLERATION,)}
     )
     node_affinity: NodeAffinityMode = "required"
-    failure_policy: FailurePolicy = "Ignore"
-    overrides: tuple[Override, ...] = ()
+    #: Platform -> weight (1-100) of a preferred node affinity term for pods that run on it
+    #: and elsewhere.
+    preferences: Mapping[Platform, int] = field(default_factory=dict)
+    #: Changed pod templates say why: ``kmultiarch.dev/platforms``, the platforms they run on.
+    annotate: bool = False
+
+
+@dataclass(frozen=True)
+class ScopePolicy:
+    """Which pods a run looks at, and what runs in them besides their own containers (the
+    engine's scoping): exclusions, the opt-in mode, the kinds that hold pods, and the sidecars
+    admission webhooks inject."""
+
     exclude: Exclusions = Exclusions()
+    #: optIn: only pods annotated kmultiarch.dev/enabled: "true" (on the workload, its pod
+    #: template or its Namespace) are touched.
+    mode: Mode = "optOut"
+    #: spec.podSpecs: where kinds kmultiarch does not know (or knows, extended) place their
+    #: pods, in the form of the operators' catalogue.
+    pod_specs: tuple[OperatorKind, ...] = ()
+    #: spec.injections: sidecars admission webhooks inject, judged with the pods they match.
+    injections: tuple[Injection, ...] = ()
+    #: spec.namespaceLabels: the labels of namespaces the stream does not carry (a Namespace
+    #: document of the stream wins).
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def operators(self) -> Mapping[tuple[str, str], OperatorKind]:
+        """The operators' kinds of the built-in catalogue with ``spec.podSpecs`` merged in (an
+        entry for a built-in kind extends it), by (API group, kind)."""
+        return catalogue_by_kind((*CATALOGUE, *self.pod_specs))
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """``spec.cache``: a shared cache level (its URL, and a CA for rediss://) and what signs its
+    entries (a key file, or the key: with the policy's URL only). The options win."""
+
+    url: str | None = None
+    ca: Path | None = None
+    key_file: Path | None = None
+    key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class ResolutionPolicy:
+    """How each image's platforms are found (resolve.resolver, run.session): declared
+    (overrides), locked, cached, looked up in its registry, verified; and, when they cannot be
+    found, the platforms it is taken to run on."""
+
+    overrides: tuple[Override, ...] = ()
     registries: Mapping[str, RegistrySettings] = field(default_factory=dict)
     lock: Path | None = None
     #: A lock written out in the policy itself (``spec.lock: {apiVersion, kind: ImageLock,
@@ -199,40 +253,10 @@ class Policy:
     #: Seconds a cached tag answer may still serve when revalidating it fails (HTTP's
     #: stale-if-error, for tags); 0: never.
     stale_if_error: float = DEFAULT_STALE_IF_ERROR
-    #: spec.cache: a shared cache level (URL, and a CA for rediss://); the options win.
-    cache_url: str | None = None
-    cache_ca: Path | None = None
-    #: spec.cache.keyFile / key: what signs the shared level's entries (with its URL only).
-    cache_key_file: Path | None = None
-    cache_key: str | None = field(default=None, repr=False)
-    #: spec.podSpecs: where kinds kmultiarch does not know (or knows, extended) place their
-    #: pods, in the form of the operators' catalogue.
-    pod_specs: tuple[OperatorKind, ...] = ()
-    annotate: bool = False
-    fallback_platforms: tuple[Platform, ...] = ()
-    #: optIn: only pods annotated kmultiarch.dev/enabled: "true" (on the workload, its pod
-    #: template or its Namespace) are touched.
-    mode: Mode = "optOut"
-    #: Platform -> weight (1-100) of a preferred node affinity term for pods that run on it
-    #: and elsewhere.
-    preferences: Mapping[Platform, int] = field(default_factory=dict)
-    #: Node labels (beyond kubernetes.io/os and arch) that the nodes of a platform carry and
-    #: others do not: ``platforms: [{platform: linux/arm/v7, nodeSelector: {...}}]``. They tell
-    #: apart platforms the kubelet labels alike (arm variants).
-    node_selectors: Mapping[Platform, Mapping[str, str]] = field(default_factory=dict)
+    cache: CacheSettings = CacheSettings()
     verify: VerifySettings = VerifySettings()
-    #: spec.injections: sidecars admission webhooks inject, judged with the pods they match.
-    injections: tuple[Injection, ...] = ()
-    #: spec.namespaceLabels: the labels of namespaces the stream does not carry (a Namespace
-    #: document of the stream wins).
-    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    source: str = "(defaults)"
-
-    @functools.cached_property
-    def operators(self) -> Mapping[tuple[str, str], OperatorKind]:
-        """The operators' kinds of the built-in catalogue with ``spec.podSpecs`` merged in (an
-        entry for a built-in kind extends it), by (API group, kind)."""
-        return catalogue_by_kind((*CATALOGUE, *self.pod_specs))
+    #: Where an image that cannot be resolved is taken to run (under failurePolicy: Ignore).
+    fallback_platforms: tuple[Platform, ...] = ()
 
     def override_for(self, normalised_reference: str) -> Override | None:
         for override in self.overrides:
@@ -242,3 +266,19 @@ class Policy:
 
     def registry_settings(self, registry: str) -> RegistrySettings:
         return self.registries.get(registry, RegistrySettings())
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Everything a run decides by, in the sections each layer takes: ``scheduling`` (the
+    planner), ``scope`` (which pods the engine looks at), ``resolution`` (the resolver and the
+    run's session). ``failure_policy`` belongs to no layer below the engine: it says what the
+    run's problems (an image that cannot be resolved, a pod no node can run, a platform its
+    image lies about) do to the run's outcome, so it is the run's own. ``Policy()`` is the
+    default."""
+
+    scheduling: SchedulingPolicy = SchedulingPolicy()
+    scope: ScopePolicy = ScopePolicy()
+    resolution: ResolutionPolicy = ResolutionPolicy()
+    failure_policy: FailurePolicy = "Ignore"
+    source: str = "(defaults)"

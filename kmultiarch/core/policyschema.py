@@ -1,9 +1,10 @@
 """The MultiArchPolicy schema: one declaration per key of ``spec``, and the reader it drives.
 
 Like pre-commit's ``cfgv`` (``Optional('files', check_string_regex, '')``), each key of
-:data:`SPEC` says in one place what it is: its name, the policy field it fills, the function
-that reads and validates its value, its default as a policy would write it, its documentation
-(docs/policy.md's table is checked against it) and how a KRM ConfigMap's string data gives it.
+:data:`SPEC` says in one place what it is: its name, the section of the policy and the field it
+fills, the function that reads and validates its value, its default as a policy would write it,
+its documentation (docs/policy.md's table is checked against it) and how a KRM ConfigMap's
+string data gives it.
 :func:`policy_from_spec` is driven by the table alone: a key the table does not declare is
 refused with the list of those it does, and each key is read by its entry, in the table's
 order, with the policy read so far (``tolerations`` and ``preferences`` name platforms of
@@ -36,6 +37,7 @@ from kmultiarch.core.policy import (
     TAINT_EFFECTS,
     TOLERATION_OPERATORS,
     VERIFY_MODES,
+    CacheSettings,
     Conditions,
     Exclusions,
     Injection,
@@ -56,6 +58,9 @@ from kmultiarch.errors import InvalidPlatformError, PolicyError
 #: string holding the value.
 ConfigMapForm = Literal["list", "string", "yaml"]
 
+#: The sections of a Policy, each taken by the layer it configures.
+Section = Literal["scheduling", "scope", "resolution"]
+
 #: Reads a key's value, as written at ``where``, given the policy read so far (the keys before
 #: it in :data:`SPEC`; defaults for the others): the value of the field(s) it fills.
 Reader = Callable[[object, Where, Policy], Any]
@@ -66,8 +71,10 @@ class SpecKey:
     """One key of a MultiArchPolicy's ``spec``."""
 
     name: str
-    #: The Policy fields the key fills: one, or several that ``read`` gives as a tuple
-    #: (``platforms`` gives the platforms and the node selectors that tell them apart).
+    #: The section of the Policy it belongs to; None: the policy's own (failurePolicy).
+    section: Section | None
+    #: The fields of that section the key fills: one, or several that ``read`` gives as a
+    #: tuple (``platforms`` gives the platforms and the node selectors that tell them apart).
     fields: tuple[str, ...]
     read: Reader
     #: The default as a policy would write it; None: the key's absence, which means none.
@@ -113,7 +120,12 @@ def policy_from_spec(
             continue
         value = key.read(spec[key.name], root / key.name, policy)
         values = value if len(key.fields) > 1 else (value,)
-        policy = replace(policy, **dict(zip(key.fields, values, strict=True)))
+        changes = dict(zip(key.fields, values, strict=True))
+        if key.section is None:
+            policy = replace(policy, **changes)
+        else:
+            section = replace(getattr(policy, key.section), **changes)
+            policy = replace(policy, **{key.section: section})
     return policy
 
 
@@ -152,9 +164,7 @@ def _lock(value: object, where: Where, _read: Policy) -> tuple[Path | None, Imag
     return (where.file(value) if value else None), None
 
 
-def _cache(
-    value: object, where: Where, _read: Policy
-) -> tuple[str | None, Path | None, Path | None, str | None]:
+def _cache(value: object, where: Where, _read: Policy) -> CacheSettings:
     """``spec.cache``: a shared cache level's URL, CA, and key file or key."""
     cache = value or {}
     if not isinstance(cache, Mapping):
@@ -178,7 +188,7 @@ def _cache(
         raise (where / "url").error("expected a redis://, rediss:// or unix:// URL")
     if ca is not None and not isinstance(ca, str):
         raise (where / "ca").error("expected a path to a PEM CA bundle")
-    return (
+    return CacheSettings(
         url,
         where.file(ca) if ca else None,
         where.file(key_file) if key_file else None,
@@ -361,7 +371,10 @@ def _tolerations(
     for platform_text, items in value.items():
         here = where / str(platform_text)
         platform = _platform_key(
-            platform_text, here, read.platforms, "; list it there or remove these tolerations"
+            platform_text,
+            here,
+            read.scheduling.platforms,
+            "; list it there or remove these tolerations",
         )
         entries = [] if items is None else items
         if not isinstance(entries, list):
@@ -436,7 +449,7 @@ def _preferences(value: object, where: Where, read: Policy) -> dict[Platform, in
     preferences: dict[Platform, int] = {}
     for platform_text, weight in value.items():
         here = where / str(platform_text)
-        platform = _platform_key(platform_text, here, read.platforms)
+        platform = _platform_key(platform_text, here, read.scheduling.platforms)
         if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
             raise here.error(
                 f"expected a weight from 1 to 100 (the scheduler's range), got {weight!r}"
@@ -626,6 +639,7 @@ def _registries(value: object, where: Where, _read: Policy) -> dict[str, Registr
 SPEC: tuple[SpecKey, ...] = (
     SpecKey(
         "platforms",
+        "scheduling",
         ("platforms", "node_selectors"),
         _cluster_platforms,
         default=["linux/amd64", "linux/arm64"],
@@ -636,6 +650,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "tolerations",
+        "scheduling",
         ("tolerations",),
         _tolerations,
         default={
@@ -656,6 +671,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "nodeAffinity",
+        "scheduling",
         ("node_affinity",),
         _choice(NODE_AFFINITY_MODES),
         default="required",
@@ -664,6 +680,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "failurePolicy",
+        None,
         ("failure_policy",),
         _choice(FAILURE_POLICIES),
         default="Ignore",
@@ -673,6 +690,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "overrides",
+        "resolution",
         ("overrides",),
         _overrides,
         default=None,
@@ -682,6 +700,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "exclude",
+        "scope",
         ("exclude",),
         _exclusions,
         default=None,
@@ -690,6 +709,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "mode",
+        "scope",
         ("mode",),
         _choice(MODES),
         default="optOut",
@@ -698,6 +718,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "preferences",
+        "scheduling",
         ("preferences",),
         _preferences,
         default=None,
@@ -708,6 +729,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "fallbackPlatforms",
+        "resolution",
         ("fallback_platforms",),
         _fallback_platforms,
         default=None,
@@ -716,6 +738,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "annotate",
+        "scheduling",
         ("annotate",),
         _annotate,
         default=False,
@@ -724,6 +747,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "podSpecs",
+        "scope",
         ("pod_specs",),
         _pod_specs,
         default=None,
@@ -735,6 +759,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "injections",
+        "scope",
         ("injections",),
         _injections,
         default=None,
@@ -746,6 +771,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "namespaceLabels",
+        "scope",
         ("namespace_labels",),
         _namespace_labels,
         default=None,
@@ -755,6 +781,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "lock",
+        "resolution",
         ("lock", "embedded_lock"),
         _lock,
         default=None,
@@ -765,6 +792,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "registries",
+        "resolution",
         ("registries",),
         _registries,
         default=None,
@@ -774,6 +802,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "staleIfError",
+        "resolution",
         ("stale_if_error",),
         _stale_if_error,
         default=int(DEFAULT_STALE_IF_ERROR),
@@ -782,6 +811,7 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "verify",
+        "resolution",
         ("verify",),
         _verify,
         default={"mode": "off"},
@@ -794,7 +824,8 @@ SPEC: tuple[SpecKey, ...] = (
     ),
     SpecKey(
         "cache",
-        ("cache_url", "cache_ca", "cache_key_file", "cache_key"),
+        "resolution",
+        ("cache",),
         _cache,
         default=None,
         doc="a shared cache level: `url` (`redis://`, `rediss://`, `unix://`), `ca` (a PEM CA "

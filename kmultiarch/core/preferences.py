@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import SchedulingPolicy
 
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
@@ -27,7 +27,7 @@ Path = tuple[str | int, ...]
 
 
 def preference_terms(
-    spec: Mapping[str, object], supported: frozenset[Platform], policy: Policy
+    spec: Mapping[str, object], supported: frozenset[Platform], policy: SchedulingPolicy
 ) -> list[dict[str, object]]:
     """The preferred scheduling terms the pod should get (none already there)."""
     if not policy.preferences:
@@ -75,7 +75,7 @@ def with_preferences(
     path: Path,
     operations: Sequence[Operation],
     supported: frozenset[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
 ) -> list[Operation]:
     """The plan's ``operations`` (paths from the document root; the pod at ``path``) with the
     preference terms added: folded into an operation that creates the mapping they go in, else

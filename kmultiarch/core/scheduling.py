@@ -39,7 +39,7 @@ from kmultiarch.core.findings import (
 )
 from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform, format_platforms
-from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.policy import SchedulingPolicy, Toleration
 from kmultiarch.core.workloads import Path
 
 ARCH_LABEL = "kubernetes.io/arch"
@@ -123,7 +123,7 @@ def windows_builds(
     return builds
 
 
-def node_labels(platform: Platform, policy: Policy) -> dict[str, str]:
+def node_labels(platform: Platform, policy: SchedulingPolicy) -> dict[str, str]:
     """The labels kmultiarch knows the nodes of ``platform`` carry."""
     labels = {
         ARCH_LABEL: platform.architecture,
@@ -178,7 +178,7 @@ def _seconds(toleration: Mapping[str, object]) -> int | None:
 
 
 def _tolerations_with_positions(
-    existing: Sequence[object], supported: Iterable[Platform], policy: Policy
+    existing: Sequence[object], supported: Iterable[Platform], policy: SchedulingPolicy
 ) -> list[tuple[Mapping[str, object], int | None]]:
     """The tolerations to add, each with the index of the existing toleration it must come
     before (None: appended). The taint manager bounds a pod's stay on a NoExecute taint by the
@@ -233,12 +233,14 @@ def _may_overlap(existing: Mapping[str, object], wanted: Toleration) -> bool:
 # -- which nodes a pod's constraints allow ----------------------------------------------------
 
 
-def _selector_allows(selector: Mapping[str, object], platform: Platform, policy: Policy) -> bool:
+def _selector_allows(
+    selector: Mapping[str, object], platform: Platform, policy: SchedulingPolicy
+) -> bool:
     labels = node_labels(platform, policy)
     return all(str(value) == labels[key] for key, value in selector.items() if key in labels)
 
 
-def _expression_may_match(expression: object, platform: Platform, policy: Policy) -> bool:
+def _expression_may_match(expression: object, platform: Platform, policy: SchedulingPolicy) -> bool:
     """Whether nodes of ``platform`` may match a node selector requirement (labels kmultiarch
     does not know for the platform may hold anything)."""
     if not isinstance(expression, Mapping):
@@ -285,7 +287,7 @@ def _field_may_match(requirement: object) -> bool:
 
 
 def _term_platforms(
-    term: Mapping[str, object], universe: Sequence[Platform], policy: Policy
+    term: Mapping[str, object], universe: Sequence[Platform], policy: SchedulingPolicy
 ) -> list[Platform] | None:
     """The platforms of ``universe`` whose nodes may match ``term``; None for an empty term
     (no expressions, no fields), which matches no node."""
@@ -308,7 +310,7 @@ def _term_platforms(
 def wanted_terms(
     targets: Sequence[Platform],
     universe: Sequence[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
     builds: Mapping[Platform, tuple[str, ...]] | None = None,
 ) -> tuple[list[Term], list[tuple[Platform, Platform]]]:
     """Terms (ORed) that nodes of the ``targets`` platforms match and nodes of the other
@@ -355,7 +357,7 @@ def wanted_terms(
     return terms, indistinct
 
 
-def _refining_labels(platform: Platform, policy: Policy) -> dict[str, str]:
+def _refining_labels(platform: Platform, policy: SchedulingPolicy) -> dict[str, str]:
     """Labels beyond OS and architecture that the nodes of ``platform`` carry."""
     labels = node_labels(platform, policy)
     for label in (ARCH_LABEL, OS_LABEL, *BETA_LABELS.values()):
@@ -423,7 +425,7 @@ def plan_pod(
     spec: Mapping[str, object],
     path: Path,
     supported: frozenset[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
     builds: Mapping[Platform, tuple[str, ...]] | None = None,
 ) -> PodPlan:
     """Plan the changes for the pod spec (or Argo template) at ``path``. ``builds``: the
@@ -522,7 +524,7 @@ def _indistinct_warnings(pairs: list[tuple[Platform, Platform]]) -> list[Finding
 
 
 def _node_selector_problems(
-    selector: Mapping[str, object], supported: frozenset[Platform], policy: Policy
+    selector: Mapping[str, object], supported: frozenset[Platform], policy: SchedulingPolicy
 ) -> list[str]:
     problems = []
     for key, value in selector.items():
@@ -570,7 +572,7 @@ def _cross_terms(
     path: Path,
     supported: frozenset[Platform],
     allowed: list[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
     builds: Mapping[Platform, tuple[str, ...]],
 ) -> _Crossing:
     """The pod's required terms ANDed with the wanted constraint: each term narrowed to the
@@ -630,7 +632,10 @@ def _cross_terms(
 
 
 def _term_problems(
-    terms: list[object], supported: frozenset[Platform], allowed: list[Platform], policy: Policy
+    terms: list[object],
+    supported: frozenset[Platform],
+    allowed: list[Platform],
+    policy: SchedulingPolicy,
 ) -> list[str]:
     problems = []
     for index, term in enumerate(terms):
@@ -652,7 +657,7 @@ def _term_problems(
 
 
 def _narrow_term(
-    term: Mapping[str, object], term_path: Path, want: Term, policy: Policy
+    term: Mapping[str, object], term_path: Path, want: Term, policy: SchedulingPolicy
 ) -> tuple[list[Operation], dict[str, Any]] | None:
     """Operations making ``term`` require ``want`` too (intersecting an ``In`` on the same
     label in place, else appending an expression), and the term they make; None when the
@@ -700,7 +705,7 @@ def _implied(
     on_label: list[tuple[int, Mapping[str, object]]],
     label: str,
     values: tuple[str, ...],
-    policy: Policy,
+    policy: SchedulingPolicy,
 ) -> bool:
     """Whether the term's expressions on ``label`` already allow only ``values``."""
     if label in BETA_LABELS:
@@ -781,7 +786,7 @@ def _expression(label: str, values: tuple[str, ...]) -> dict[str, object]:
 
 
 def describe_changes(
-    plan: PodPlan, preferred: Sequence[Mapping[str, object]], policy: Policy
+    plan: PodPlan, preferred: Sequence[Mapping[str, object]], policy: SchedulingPolicy
 ) -> tuple[str, ...]:
     """What the plan adds to the pod (``preferred``: the preference terms it adds), in words."""
     changes = [f"add toleration {_toleration_text(t)}" for t in plan.added_tolerations]
@@ -871,7 +876,7 @@ def plan_pod_with_inherited(
     inherited: Mapping[str, object],
     path: Path,
     supported: frozenset[Platform],
-    policy: Policy,
+    policy: SchedulingPolicy,
     builds: Mapping[Platform, tuple[str, ...]] | None = None,
 ) -> PodPlan:
     """Plan a pod whose mapping inherits scheduling fields it leaves empty (an Argo Workflows

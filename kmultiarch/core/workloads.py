@@ -67,7 +67,7 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
 
 
 #: (API group, kind) -> how its operator places its pods (the catalogue, and a policy's
-#: podSpecs entries merged in: :meth:`kmultiarch.core.policy.Policy.operators`).
+#: podSpecs entries merged in: :meth:`kmultiarch.core.policy.ScopePolicy.operators`).
 Operators = Mapping[tuple[str, str], OperatorKind]
 BUILT_IN_OPERATORS: Operators = catalogue_by_kind(CATALOGUE)
 #: Finds a resource of the stream: (API group, kind, namespace, name) -> it, or None.
@@ -167,7 +167,7 @@ def find_workloads(
 ) -> list[Workload]:
     """Every workload in a document (a resource, or the items of a ``kind: List``).
     ``operators``: the operators' kinds (default: the built-in catalogue; the policy's
-    ``podSpecs`` merged in by :meth:`kmultiarch.core.policy.Policy.operators`); ``related``
+    ``podSpecs`` merged in by :meth:`kmultiarch.core.policy.ScopePolicy.operators`); ``related``
     finds the resources an operator's kind takes images from (a KafkaNodePool's Kafka)."""
     return list(
         _walk(document, (), BUILT_IN_OPERATORS if operators is None else operators, related)

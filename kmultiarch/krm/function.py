@@ -202,7 +202,7 @@ def run_function(
     # The pull secrets of the items (Secrets named by the pods' or ServiceAccounts'
     # imagePullSecrets), for the resolver to try after the user's own credentials.
     try:
-        pull_secrets = pull_secret_configs([value], policy.operators)
+        pull_secrets = pull_secret_configs([value], policy.scope.operators)
     except InputError as exc:
         return _refused(document, value, str(exc))
     config = configure(policy)  # the run's policy: the options win (--verify)

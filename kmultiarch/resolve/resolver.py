@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.lock import ImageLock
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import ResolutionPolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
 from kmultiarch.errors import ResolutionError
@@ -39,7 +39,7 @@ class ResolverStats:
 class Resolver:
     def __init__(
         self,
-        policy: Policy,
+        policy: ResolutionPolicy,
         cache: ResolutionCache,
         settings: ClientSettings | None = None,
         client_factory: Callable[[], RegistryClient] | None = None,

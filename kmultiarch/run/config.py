@@ -98,22 +98,25 @@ def configure(
     run's policy, which the engine decides with.
     """
     asked = request or RunRequest()
-    if asked.verify is not None and asked.verify != policy.verify.mode:
-        policy = replace(policy, verify=replace(policy.verify, mode=asked.verify))
+    resolution = policy.resolution
+    if asked.verify is not None and asked.verify != resolution.verify.mode:
+        verify = replace(resolution.verify, mode=asked.verify)
+        policy = replace(policy, resolution=replace(resolution, verify=verify))
     url, ca = asked.cache_url, asked.cache_ca
     key_file, key, origin = asked.cache_key_file, asked.cache_key, ""
     if key_file is not None:
         origin = f"the file {key_file}"
     elif key is not None:
         origin = "$KMULTIARCH_CACHE_KEY"
-    if url is None and policy.cache_url is not None:
-        url = policy.cache_url
-        ca = ca or (str(policy.cache_ca) if policy.cache_ca else None)
+    shared = resolution.cache
+    if url is None and shared.url is not None:
+        url = shared.url
+        ca = ca or (str(shared.ca) if shared.ca else None)
         if key_file is None and key is None:
-            if policy.cache_key_file is not None:
-                key_file, origin = str(policy.cache_key_file), f"the file {policy.cache_key_file}"
-            elif policy.cache_key is not None:
-                key, origin = policy.cache_key, "spec.cache.key"
+            if shared.key_file is not None:
+                key_file, origin = str(shared.key_file), f"the file {shared.key_file}"
+            elif shared.key is not None:
+                key, origin = shared.key, "spec.cache.key"
     cache = CacheConfig(
         enabled=not asked.no_cache and not asked.offline,
         directory=asked.cache_dir,

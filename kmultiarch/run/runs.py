@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import ScopePolicy
 from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
 from kmultiarch.core.workloads import may_hold_pods
 from kmultiarch.engine import EngineResult, read_sources, run_documents
@@ -29,8 +29,8 @@ def run_manifests(
     ``check`` or ``report`` (see :func:`~kmultiarch.engine.run_documents`). Bad YAML raises
     before anything is looked up."""
     policy = config.policy
-    documents = read_sources(sources, policy)
-    pull_secrets = pull_secrets_of(documents, policy)
+    documents = read_sources(sources, policy.scope)
+    pull_secrets = pull_secrets_of(documents, policy.scope)
     with Session(config, pull_secrets=pull_secrets, progress=progress) as session:
         result = run_documents(
             sources,
@@ -46,12 +46,12 @@ def run_manifests(
 
 
 def pull_secrets_of(
-    documents: Mapping[str, list[SourceDocument]], policy: Policy
+    documents: Mapping[str, list[SourceDocument]], scope: ScopePolicy
 ) -> list[DockerConfig]:
     """The pull secrets (dockerconfigjson Secrets named by the pods or their ServiceAccounts)
     of the documents, decoded in memory. Documents proven to be of kinds that hold neither
     pods, Secrets nor ServiceAccounts are not composed for this."""
-    operators = policy.operators
+    operators = scope.operators
 
     def relevant(document: SourceDocument) -> bool:
         known = document.resource_type

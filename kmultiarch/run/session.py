@@ -99,7 +99,7 @@ class Session:
 
             config = self.config
             self._resolver = Resolver(
-                config.policy,
+                config.policy.resolution,
                 self.cache,
                 config.client,
                 lock=self.lock,
@@ -141,7 +141,7 @@ class Session:
         finally:
             if shown is not None:
                 shown.finish()
-        if self.config.policy.verify.mode == "off":
+        if self.config.policy.resolution.verify.mode == "off":
             return resolved
         return self._verified(resolved)
 
@@ -150,7 +150,7 @@ class Session:
         platforms starts (the lock's, else the cache's, else read from the registry); under
         ``enforce``, without the platforms whose verdict is ``mismatch``. Overrides name no
         manifest: nothing to read."""
-        policy = self.config.policy
+        resolution_policy = self.config.policy.resolution
         wanted = [
             resolution
             for resolution in resolved.values()
@@ -165,11 +165,11 @@ class Session:
         elif wanted:
             from kmultiarch.resolve.verify import VerifyBounds, verify_images
 
-            bounds = policy.verify
+            bounds = resolution_policy.verify
             run = verify_images(
                 wanted,
                 self.cache,
-                registries=policy.registries,
+                registries=resolution_policy.registries,
                 settings=self.config.client,
                 credentials=self.credentials(),
                 bounds=VerifyBounds(bounds.max_bytes, bounds.max_expanded_bytes, bounds.deadline),
@@ -181,7 +181,7 @@ class Session:
                     self._findings.append(
                         Finding(UNVERIFIED_IMAGE, "warning", f"{reference} not verified: {reason}")
                     )
-        enforce = policy.verify.mode == "enforce"
+        enforce = resolution_policy.verify.mode == "enforce"
         answers: dict[ImageRef, Resolution] = {}
         for reference, resolution in resolved.items():
             verification = resolution.verification or found.get(reference)
@@ -265,11 +265,11 @@ def load_lock(config: RunConfig) -> ImageLock | None:
         return None
     if config.lock_file is not None:
         return read_lock_file(config.lock_file)
-    policy = config.policy
+    resolution = config.policy.resolution
     # The policy's lock: is the repository's choice: a regular file only.
-    if policy.lock is not None:
-        return read_lock_file(policy.lock, allow_pipe=False)
-    return policy.embedded_lock
+    if resolution.lock is not None:
+        return read_lock_file(resolution.lock, allow_pipe=False)
+    return resolution.embedded_lock
 
 
 def shared_cache_key(key_file: str | None, key: str | None, origin: str = "") -> CacheKey | None:

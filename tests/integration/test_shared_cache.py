@@ -16,7 +16,7 @@ from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
 from support.redis_server import RedisServer
 
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import ResolutionPolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import tag_key
 from kmultiarch.resolve.cache import open_cache
@@ -344,7 +344,7 @@ def test_a_failed_lookup_releases_the_fleet_lock_at_once(
         holder = open_cache(tmp_path / "holder", shared_url=redis.url)
         claimed, _ = holder.claim_tag(tag_key(missing))
         assert claimed
-        waiter = Resolver(Policy(), open_cache(tmp_path / "waiter", shared_url=redis.url))
+        waiter = Resolver(ResolutionPolicy(), open_cache(tmp_path / "waiter", shared_url=redis.url))
         threading.Timer(0.3, holder.release_tag, args=(tag_key(missing),)).start()
         started = time.monotonic()
         result = waiter.resolve([missing])[missing]

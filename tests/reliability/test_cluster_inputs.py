@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.core.cluster import cluster_shape, drift, node_sources
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import SchedulingPolicy
 from kmultiarch.core.pullsecrets import pull_secret_configs
 from kmultiarch.core.scope import namespaces_in
 from kmultiarch.errors import InputError
@@ -89,7 +89,7 @@ _VALUES = st.recursive(
 def test_cluster_and_secret_readers_never_crash(documents: list[Any]) -> None:
     sources = [source for document in documents for source in node_sources(document)]
     cluster_shape(sources)
-    drift(sources, Policy())
+    drift(sources, SchedulingPolicy())
     for document in documents:
         list(namespaces_in(document))
     try:
@@ -118,7 +118,7 @@ def test_nodepool_and_node_skeletons_with_fuzzed_fields(
     sources = node_sources({"apiVersion": "v1", "kind": "List", "items": [pool, node]})
     assert [source.kind for source in sources] == ["NodePool", "Node"]
     cluster_shape(sources)
-    drift(sources, Policy())
+    drift(sources, SchedulingPolicy())
 
 
 @settings(max_examples=300, deadline=None)

@@ -480,7 +480,9 @@ def _no_network() -> Any:
 
 def _mutate(text: str) -> tuple[str, list[str], list[str]]:
     """The engine's output for ``text``, and the input and output document texts."""
-    resolver = Resolver(POLICY, ResolutionCache(MemoryCacheBackend()), client_factory=_no_network)
+    resolver = Resolver(
+        POLICY.resolution, ResolutionCache(MemoryCacheBackend()), client_factory=_no_network
+    )
     result = run([InputSource(SOURCE, text)], POLICY, resolver.resolve)
     outcomes = result.documents[SOURCE]
     return (

@@ -18,7 +18,7 @@ from kmultiarch.core.cluster import (
     policy_document,
 )
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.policy import SchedulingPolicy, Toleration
 from kmultiarch.core.policyschema import policy_from_object
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cluster"
@@ -142,8 +142,8 @@ def test_policy_document_is_a_valid_policy_that_says_no_default_tolerations() ->
     untainted = node_sources(nodepool("all", [requirement("Exists")]))
     document = policy_document(cluster_shape(untainted))
     policy = policy_from_object(document, "(generated)")
-    assert policy.platforms == (AMD64, ARM64)
-    assert dict(policy.tolerations) == {}  # not the built-in arm64 toleration
+    assert policy.scheduling.platforms == (AMD64, ARM64)
+    assert dict(policy.scheduling.tolerations) == {}  # not the built-in arm64 toleration
 
 
 def test_drift_names_missing_platforms_and_untolerated_taints() -> None:
@@ -152,14 +152,14 @@ def test_drift_names_missing_platforms_and_untolerated_taints() -> None:
         node_sources(nodepool("graviton", [requirement("In", "arm64")], [arch_taint()]))[0],
         node_sources(nodepool("mainframe", [requirement("In", "s390x")]))[0],
     ]
-    assert drift(pools, Policy()) == [
+    assert drift(pools, SchedulingPolicy()) == [
         (
             pools[2],
             "offers linux/s390x, which spec.platforms of the policy "
             "(linux/amd64, linux/arm64) lacks",
         ),
     ]
-    untolerating = Policy(tolerations={})
+    untolerating = SchedulingPolicy(tolerations={})
     problems = drift(pools[:2], untolerating)
     assert [(pool.name, message) for pool, message in problems] == [
         (
@@ -168,13 +168,13 @@ def test_drift_names_missing_platforms_and_untolerated_taints() -> None:
             "spec.tolerations.linux/arm64 of the policy does not tolerate",
         )
     ]
-    exists = Policy(tolerations={ARM64: (Toleration("kubernetes.io/arch", "Exists"),)})
+    exists = SchedulingPolicy(tolerations={ARM64: (Toleration("kubernetes.io/arch", "Exists"),)})
     assert drift(pools[:2], exists) == []
 
 
 def test_nodes_alone_never_drift() -> None:
     document = yaml.safe_load((FIXTURES / "nodes.yaml").read_text())
-    assert drift(node_sources(document), Policy(platforms=(AMD64,), tolerations={})) == []
+    assert drift(node_sources(document), SchedulingPolicy(platforms=(AMD64,), tolerations={})) == []
 
 
 def arch_taint() -> dict[str, str]:

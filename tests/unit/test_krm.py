@@ -18,7 +18,7 @@ def configmap(**data: object) -> dict[str, object]:
 
 def test_absent_config_is_the_defaults() -> None:
     assert policy_from_function_config(None) == Policy()
-    assert policy_from_function_config(configmap()).platforms == Policy().platforms
+    assert policy_from_function_config(configmap()).scheduling == Policy().scheduling
 
 
 def test_configmap_strings_become_the_policy() -> None:
@@ -33,13 +33,13 @@ def test_configmap_strings_become_the_policy() -> None:
             overrides='[{"image": "legacy/*", "platforms": ["linux/amd64"]}]',
         )
     )
-    assert policy.platforms == (Platform("linux", "amd64"), Platform("linux", "arm64"))
+    assert policy.scheduling.platforms == (Platform("linux", "amd64"), Platform("linux", "arm64"))
     assert policy.failure_policy == "Fail"
-    assert policy.node_affinity == "preferred"
-    assert policy.exclude.namespaces == frozenset({"kube-system", "monitoring"})
-    assert policy.exclude.kinds == frozenset({"Job"})
-    assert policy.registries["registry.test"].mirror == "http://127.0.0.1:5000"
-    assert policy.overrides[0].image == "legacy/*"
+    assert policy.scheduling.node_affinity == "preferred"
+    assert policy.scope.exclude.namespaces == frozenset({"kube-system", "monitoring"})
+    assert policy.scope.exclude.kinds == frozenset({"Job"})
+    assert policy.resolution.registries["registry.test"].mirror == "http://127.0.0.1:5000"
+    assert policy.resolution.overrides[0].image == "legacy/*"
 
 
 @pytest.mark.parametrize(
@@ -86,8 +86,8 @@ def test_relative_paths_resolve_against_the_base_dir(tmp_path: Path) -> None:
         "transformer",
         base_dir=tmp_path,
     )
-    assert policy.lock == tmp_path.resolve() / "kmultiarch.lock"
-    assert policy.registries["r.example"].ca == tmp_path.resolve() / "ca.pem"
+    assert policy.resolution.lock == tmp_path.resolve() / "kmultiarch.lock"
+    assert policy.resolution.registries["r.example"].ca == tmp_path.resolve() / "ca.pem"
     with pytest.raises(PolicyError, match=r"CA bundle .*/nowhere\.pem not found"):
         policy_from_function_config(
             configmap(registries="{r.example: {ca: nowhere.pem}}"), base_dir=tmp_path

@@ -223,7 +223,7 @@ def test_a_functionconfig_configmap_says_the_same_placements() -> None:
     policy = policy_from_configmap(
         {"podSpecs": yaml.safe_dump(yaml.safe_load(SPARK_POLICY)["podSpecs"])}, "fn"
     )
-    placements = policy.operators[("example.com", "Job")].placements
+    placements = policy.scope.operators[("example.com", "Job")].placements
     assert [p.path for p in placements] == [("spec", "driver"), ("spec", "executor")]
     assert placements[0].images[0].alternatives == (
         ("spec", "driver", "image"),

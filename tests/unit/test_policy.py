@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -42,14 +43,14 @@ def _spec(body: str) -> str:
 
 def test_defaults_are_a_gke_style_tainted_cluster() -> None:
     policy = Policy()
-    assert policy.platforms == (AMD64, ARM64)
-    assert {p: [t.to_manifest() for t in ts] for p, ts in policy.tolerations.items()} == {
-        ARM64: [GKE_ARM64]
-    }
-    assert policy.node_affinity == "required"
+    assert policy.scheduling.platforms == (AMD64, ARM64)
+    assert {
+        p: [t.to_manifest() for t in ts] for p, ts in policy.scheduling.tolerations.items()
+    } == {ARM64: [GKE_ARM64]}
+    assert policy.scheduling.node_affinity == "required"
     assert policy.failure_policy == "Ignore"
-    assert policy.overrides == ()
-    assert policy.registry_settings("ghcr.io") == RegistrySettings()
+    assert policy.resolution.overrides == ()
+    assert policy.resolution.registry_settings("ghcr.io") == RegistrySettings()
 
 
 def test_no_path_and_no_environment_gives_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,8 +62,8 @@ def test_environment_names_the_policy_file(tmp_path: Path, monkeypatch: pytest.M
     path = _write(tmp_path, _spec("platforms: [linux/arm64]\nnodeAffinity: preferred\n"))
     monkeypatch.setenv(CONFIG_ENV, str(path))
     policy = load_policy(None)
-    assert policy.platforms == (ARM64,)
-    assert policy.node_affinity == "preferred"
+    assert policy.scheduling.platforms == (ARM64,)
+    assert policy.scheduling.node_affinity == "preferred"
     assert policy.source == str(path)
 
 
@@ -103,26 +104,26 @@ def test_a_full_policy(tmp_path: Path) -> None:
     )
     policy = load_policy(path)
     s390x = Platform("linux", "s390x")
-    assert policy.platforms == (AMD64, ARM64, s390x)  # normalised, duplicates dropped
-    assert policy.tolerations == {
+    assert policy.scheduling.platforms == (AMD64, ARM64, s390x)  # normalised, duplicates dropped
+    assert policy.scheduling.tolerations == {
         ARM64: (Toleration("kubernetes.io/arch", "Equal", "arm64", "NoSchedule"),),
         s390x: (
             Toleration("arch", "Exists"),
             Toleration("", "Exists", "", "NoExecute", 30),
         ),
     }
-    assert policy.node_affinity == "none"
+    assert policy.scheduling.node_affinity == "none"
     assert policy.failure_policy == "Fail"
-    override = policy.override_for("docker.io/library/busybox:1.36")
+    override = policy.resolution.override_for("docker.io/library/busybox:1.36")
     assert override is not None and override.platforms == {AMD64, ARM64}
-    assert policy.override_for("docker.io/library/nginx:1") is None
-    assert policy.exclude.namespaces == {"kube-system"}
-    assert policy.exclude.kinds == {"DaemonSet"}
-    assert policy.registry_settings("docker.io").mirror == "https://mirror.internal"
-    internal = policy.registry_settings("registry.internal:5000")
+    assert policy.resolution.override_for("docker.io/library/nginx:1") is None
+    assert policy.scope.exclude.namespaces == {"kube-system"}
+    assert policy.scope.exclude.kinds == {"DaemonSet"}
+    assert policy.resolution.registry_settings("docker.io").mirror == "https://mirror.internal"
+    internal = policy.resolution.registry_settings("registry.internal:5000")
     assert internal.insecure is True
     assert internal.ca == (tmp_path / "certs" / "ca.pem").resolve()
-    assert policy.lock == tmp_path.resolve() / "platforms.lock"
+    assert policy.resolution.lock == tmp_path.resolve() / "platforms.lock"
     assert policy.source == str(path)
 
 
@@ -135,7 +136,7 @@ def test_a_full_policy(tmp_path: Path) -> None:
     ],
 )
 def test_platform_spellings(spec: str, expected: tuple[Platform, ...]) -> None:
-    assert parse_policy_text(_spec(spec), "p.yaml").platforms == expected
+    assert parse_policy_text(_spec(spec), "p.yaml").scheduling.platforms == expected
 
 
 @pytest.mark.parametrize(
@@ -144,18 +145,14 @@ def test_platform_spellings(spec: str, expected: tuple[Platform, ...]) -> None:
 )
 def test_an_empty_spec_means_the_defaults(text: str) -> None:
     policy = parse_policy_text(text, "p.yaml")
-    assert (policy.platforms, policy.tolerations, policy.node_affinity) == (
-        Policy().platforms,
-        Policy().tolerations,
-        Policy().node_affinity,
-    )
+    assert policy.scheduling == Policy().scheduling
 
 
 def test_null_tolerations_mean_none() -> None:
-    assert parse_policy_text(_spec("tolerations: null"), "p.yaml").tolerations == {}
-    assert parse_policy_text(_spec("tolerations: {linux/arm64: null}"), "p.yaml").tolerations == {
-        ARM64: ()
-    }
+    assert parse_policy_text(_spec("tolerations: null"), "p.yaml").scheduling.tolerations == {}
+    assert parse_policy_text(
+        _spec("tolerations: {linux/arm64: null}"), "p.yaml"
+    ).scheduling.tolerations == {ARM64: ()}
 
 
 @pytest.mark.parametrize(
@@ -317,8 +314,8 @@ def test_policy_from_object_accepts_a_parsed_function_config() -> None:
         "spec": {"platforms": ["linux/arm64"], "tolerations": {"linux/arm64": []}},
     }
     policy = policy_from_object(document, "functionConfig")
-    assert policy.platforms == (ARM64,)
-    assert policy.tolerations == {ARM64: ()}
+    assert policy.scheduling.platforms == (ARM64,)
+    assert policy.scheduling.tolerations == {ARM64: ()}
     assert policy.source == "functionConfig"
 
 
@@ -353,7 +350,7 @@ def test_pod_specs_are_json_pointers_grouped_by_api_group() -> None:
         },
         "p.yaml",
     )
-    operators = policy.operators
+    operators = policy.scope.operators
     assert [p.path for p in operators[("apps.openshift.io", "DeploymentConfig")].placements] == [
         ("spec", "template", "spec")
     ]
@@ -383,23 +380,23 @@ def test_bad_pod_specs_name_the_entry(entry: str, message: str) -> None:
 
 
 def test_annotate_is_a_boolean() -> None:
-    assert parse_policy_text(_spec("annotate: true\n"), "p.yaml").annotate is True
-    assert Policy().annotate is False
+    assert parse_policy_text(_spec("annotate: true\n"), "p.yaml").scheduling.annotate is True
+    assert Policy().scheduling.annotate is False
     with pytest.raises(PolicyError, match=r"p.yaml: spec.annotate: expected true or false"):
         parse_policy_text(_spec("annotate: 'yes'\n"), "p.yaml")
 
 
 def test_fallback_platforms() -> None:
     policy = parse_policy_text(_spec("fallbackPlatforms: [linux/amd64, linux/amd64]\n"), "p.yaml")
-    assert policy.fallback_platforms == (AMD64,)
-    assert Policy().fallback_platforms == ()
+    assert policy.resolution.fallback_platforms == (AMD64,)
+    assert Policy().resolution.fallback_platforms == ()
     with pytest.raises(PolicyError, match=r"spec.fallbackPlatforms\[0\]: invalid platform"):
         parse_policy_text(_spec("fallbackPlatforms: [amd64]\n"), "p.yaml")
 
 
 def test_preferences() -> None:
     policy = parse_policy_text(_spec("preferences: {linux/arm64: 80}\n"), "p.yaml")
-    assert dict(policy.preferences) == {ARM64: 80}
+    assert dict(policy.scheduling.preferences) == {ARM64: 80}
     for body, message in [
         ("preferences: {linux/arm64: 0}\n", "expected a weight from 1 to 100"),
         ("preferences: {linux/arm64: high}\n", "expected a weight from 1 to 100"),
@@ -429,10 +426,10 @@ def test_a_lock_written_out_in_the_policy_is_its_lock(tmp_path: Path) -> None:
         ),
     )
     policy = load_policy(path)
-    assert policy.lock is None
-    assert policy.embedded_lock is not None
-    assert policy.embedded_lock.source == f"{path}: spec.lock"
-    entry = policy.embedded_lock.lookup(ImageRef.parse("registry.example/app:1.0"))
+    assert policy.resolution.lock is None
+    assert policy.resolution.embedded_lock is not None
+    assert policy.resolution.embedded_lock.source == f"{path}: spec.lock"
+    entry = policy.resolution.embedded_lock.lookup(ImageRef.parse("registry.example/app:1.0"))
     assert entry is not None
     assert (entry.digest, entry.platforms) == (digest, frozenset({AMD64}))
 
@@ -452,3 +449,22 @@ def test_errors_carry_the_source_and_the_key_path_as_fields() -> None:
     assert str(moved) == f"p.yaml: data.tolerations.linux/arm64[0].effect: {error.message}"
     with pytest.raises(ValueError, match="not under"):
         error.rerooted(("spec", "platforms"), ("data",))
+
+
+def test_a_policy_is_made_of_sections_each_layer_takes_its_own() -> None:
+    import kmultiarch
+
+    policy = kmultiarch.Policy(
+        scheduling=kmultiarch.SchedulingPolicy(platforms=(ARM64,), tolerations={}),
+        scope=kmultiarch.ScopePolicy(mode="optIn"),
+        resolution=kmultiarch.ResolutionPolicy(fallback_platforms=(AMD64,)),
+        failure_policy="Fail",
+    )
+    parsed = parse_policy_text(
+        _spec(
+            "platforms: [linux/arm64]\ntolerations: {}\nmode: optIn\n"
+            "fallbackPlatforms: [linux/amd64]\nfailurePolicy: Fail\n"
+        ),
+        "p.yaml",
+    )
+    assert parsed == dataclasses.replace(policy, source="p.yaml")

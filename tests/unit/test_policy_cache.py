@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from kmultiarch.core.policy import Policy
 from kmultiarch.core.policyschema import policy_from_object
 from kmultiarch.errors import PolicyError
 
 SECRET = "a-key-of-at-least-16-characters"
 
 
-def _policy(cache: object, base_dir: Path) -> object:
+def _policy(cache: object, base_dir: Path) -> Policy:
     document = {
         "apiVersion": "kmultiarch.dev/v1alpha1",
         "kind": "MultiArchPolicy",
@@ -24,9 +25,9 @@ def _policy(cache: object, base_dir: Path) -> object:
 
 def test_key_file_is_relative_to_the_policy_and_key_is_never_shown(tmp_path: Path) -> None:
     policy = _policy({"url": "redis://h/1", "keyFile": "secrets/cache.key"}, tmp_path)
-    assert policy.cache_key_file == tmp_path / "secrets/cache.key"  # type: ignore[attr-defined]
+    assert policy.resolution.cache.key_file == tmp_path / "secrets/cache.key"
     literal = _policy({"url": "redis://h/1", "key": SECRET}, tmp_path)
-    assert literal.cache_key == SECRET  # type: ignore[attr-defined]
+    assert literal.resolution.cache.key == SECRET
     assert SECRET not in repr(literal)
 
 

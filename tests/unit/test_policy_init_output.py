@@ -136,8 +136,8 @@ def test_the_printed_policy_loads_to_exactly_the_intended_value(
 
     assert read_single_document(printed, "printed") == policy_document(shape, name)
     policy = parse_policy_text(printed, "printed")
-    assert policy.platforms == shape.platforms
-    assert dict(policy.tolerations) == dict(shape.tolerations)
+    assert policy.scheduling.platforms == shape.platforms
+    assert dict(policy.scheduling.tolerations) == dict(shape.tolerations)
 
     lines = printed.split("\n")
     header, first = lines[: len(found) + 1], lines[len(found) + 1]
@@ -164,6 +164,6 @@ def test_taints_with_an_effect_kubernetes_does_not_have_are_kept_apart() -> None
     assert (pool.taints, pool.unknown_taints) == (node.taints, node.unknown_taints)
     printed = format_policy([node], "cluster")
     policy = parse_policy_text(printed, "printed")
-    assert policy.tolerations == {
+    assert policy.scheduling.tolerations == {
         Platform("linux", "arm64"): (Taint("kubernetes.io/arch", "arm64").toleration(),)
     }

@@ -27,7 +27,7 @@ HEAD = "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {n
     ],
 )
 def test_good_settings(text: str, expected: VerifySettings) -> None:
-    assert parse_policy_text(HEAD + text, "p.yaml").verify == expected
+    assert parse_policy_text(HEAD + text, "p.yaml").resolution.verify == expected
 
 
 @pytest.mark.parametrize(

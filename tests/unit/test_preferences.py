@@ -7,7 +7,7 @@ from typing import Any
 
 from kmultiarch.core.patch import apply_patch
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import SchedulingPolicy
 from kmultiarch.core.preferences import preference_terms, with_preferences
 from kmultiarch.core.scheduling import plan_pod_with_inherited
 
@@ -26,11 +26,13 @@ ARM_TERM = {
 }
 
 
-def policy(**changes: Any) -> Policy:
-    return Policy(preferences={ARM64: 80}, tolerations={}, **changes)
+def policy(**changes: Any) -> SchedulingPolicy:
+    return SchedulingPolicy(preferences={ARM64: 80}, tolerations={}, **changes)
 
 
-def plan_and_prefer(spec: dict[str, Any], supported: frozenset[Platform], chosen: Policy) -> Any:
+def plan_and_prefer(
+    spec: dict[str, Any], supported: frozenset[Platform], chosen: SchedulingPolicy
+) -> Any:
     document = {"spec": {"template": {"spec": spec}}}
     path = ("spec", "template", "spec")
     plan = plan_pod_with_inherited(spec, {}, path, supported, chosen)

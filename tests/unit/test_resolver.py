@@ -12,7 +12,7 @@ import pytest
 from support.mock_registry import OCI_INDEX, OCI_MANIFEST, MockRegistry, answer
 
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Override, Policy, RegistrySettings
+from kmultiarch.core.policy import Override, RegistrySettings, ResolutionPolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import tag_key
 from kmultiarch.registry.client import RegistryClient
@@ -32,13 +32,13 @@ class Harness:
     def __init__(
         self,
         registry: MockRegistry,
-        policy: Policy | None = None,
+        policy: ResolutionPolicy | None = None,
         others: dict[str, Callable[[httpx.Request], httpx.Response]] | None = None,
     ) -> None:
         self.registry = registry
         self.others = others or {}
         self.cache = ResolutionCache(MemoryCacheBackend(), tag_ttl=TTL)
-        self.policy = policy or Policy()
+        self.policy = policy or ResolutionPolicy()
         self.clients = 0
 
     def _route(self, request: httpx.Request) -> httpx.Response:
@@ -54,7 +54,9 @@ class Harness:
             transport=httpx.MockTransport(self._route),
         )
 
-    def resolve(self, *references: str, policy: Policy | None = None) -> dict[str, object]:
+    def resolve(
+        self, *references: str, policy: ResolutionPolicy | None = None
+    ) -> dict[str, object]:
         resolver = Resolver(policy or self.policy, self.cache, client_factory=self._client)
         result = resolver.resolve([ImageRef.parse(r) for r in references])
         return {str(ref): r for ref, r in result.items()}
@@ -123,7 +125,7 @@ def test_a_stale_tag_that_moved_is_fetched_again() -> None:
 def test_stale_if_error(stale_if_error: float, age: float, served: bool) -> None:
     registry = MockRegistry()
     registry.add_index("app", "1.0", ["linux/amd64", "linux/arm64"])
-    harness = Harness(registry, Policy(stale_if_error=stale_if_error))
+    harness = Harness(registry, ResolutionPolicy(stale_if_error=stale_if_error))
     harness.resolve(f"{HOST}/app:1.0")
     harness.age_tags(age)
     registry.fail("/v2/app/manifests/1.0", answer(503))
@@ -139,11 +141,13 @@ def test_stale_if_error(stale_if_error: float, age: float, served: bool) -> None
 
 def test_overrides_and_offline_make_no_request() -> None:
     registry = MockRegistry()
-    policy = Policy(overrides=(Override(f"{HOST}/vendor/*", frozenset({ARM64})),))
+    policy = ResolutionPolicy(overrides=(Override(f"{HOST}/vendor/*", frozenset({ARM64})),))
     harness = Harness(registry, policy)
     (resolution,) = harness.resolve(f"{HOST}/vendor/tool:1").values()
     assert resolution.platforms == {ARM64} and resolution.source == "override"  # type: ignore[attr-defined]
-    resolver = Resolver(Policy(), harness.cache, client_factory=harness._client, offline=True)
+    resolver = Resolver(
+        ResolutionPolicy(), harness.cache, client_factory=harness._client, offline=True
+    )
     (offline,) = resolver.resolve([ImageRef.parse(f"{HOST}/app:1.0")]).values()
     assert offline.error is not None and "--offline" in offline.error.reason
     assert registry.requests == [] and harness.clients == 0
@@ -197,7 +201,7 @@ def test_a_mirror_lacking_a_child_falls_back_to_the_registry() -> None:
     outer, inner = _nested(registry, "1.0")
     mirror = MockRegistry(host="mirror.test")
     mirror.manifests = {k: v for k, v in registry.manifests.items() if k[1] in ("1.0", outer)}
-    policy = Policy(registries={HOST: RegistrySettings(mirror="https://mirror.test")})
+    policy = ResolutionPolicy(registries={HOST: RegistrySettings(mirror="https://mirror.test")})
     harness = Harness(registry, policy, others={"mirror.test": mirror})
     (resolution,) = harness.resolve(f"{HOST}/app:1.0").values()
     assert resolution.ok, resolution.error  # type: ignore[attr-defined]
@@ -270,7 +274,7 @@ def test_a_lookup_whose_requests_each_come_just_in_time_ends_at_its_deadline() -
 
     cache = ResolutionCache(MemoryCacheBackend(), tag_ttl=TTL)
     started = time.monotonic()
-    result = Resolver(Policy(), cache, client_factory=client).resolve(
+    result = Resolver(ResolutionPolicy(), cache, client_factory=client).resolve(
         [ImageRef.parse(f"{HOST}/slow:1.0")]
     )
     elapsed = time.monotonic() - started

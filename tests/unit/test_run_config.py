@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.policy import Policy, VerifyMode, VerifySettings
+from kmultiarch.core.policy import Policy, ResolutionPolicy, VerifyMode, VerifySettings
 from kmultiarch.core.policyschema import policy_from_spec
 from kmultiarch.run.config import RunRequest, configure
 
@@ -30,16 +30,16 @@ def test_the_request_wins_over_the_policy_which_wins_over_the_default(
     spec = {"verify": {"mode": in_policy, **BOUNDS}} if in_policy else {}
     policy = policy_from_spec(spec, "policy.yaml")
     config = configure(policy, RunRequest(verify=asked))
-    assert config.policy.verify.mode == expected
+    assert config.policy.resolution.verify.mode == expected
     if in_policy:
         # The option says the mode only: the policy's bounds stay.
-        assert config.policy.verify == VerifySettings(expected, 1048576, 2097152, 5.0)
+        assert config.policy.resolution.verify == VerifySettings(expected, 1048576, 2097152, 5.0)
     # The rest of the policy is the policy's.
-    assert config.policy.platforms == policy.platforms
+    assert config.policy.scheduling.platforms == policy.scheduling.platforms
     assert config.policy.source == "policy.yaml"
 
 
 def test_a_request_that_says_nothing_keeps_the_policy_itself() -> None:
-    policy = Policy(verify=VerifySettings("warn"))
+    policy = Policy(resolution=ResolutionPolicy(verify=VerifySettings("warn")))
     assert configure(policy).policy is policy
     assert configure(policy, RunRequest(verify="warn")).policy is policy

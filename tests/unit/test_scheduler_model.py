@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
 from kmultiarch.core.patch import PatchOperation
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.policy import SchedulingPolicy, Toleration
 from kmultiarch.core.scheduling import (
     plan_pod,
     supported_platforms,
@@ -324,12 +324,12 @@ def _tainted(value: str, effect: str = "NoSchedule") -> tuple[Toleration, ...]:
 
 
 POLICIES = {
-    "two-arch": Policy(),
-    "three-arch, s390x NoExecute": Policy(
+    "two-arch": SchedulingPolicy(),
+    "three-arch, s390x NoExecute": SchedulingPolicy(
         platforms=(AMD64, ARM64, S390X),
         tolerations={ARM64: _tainted("arm64"), S390X: _tainted("s390x", "NoExecute")},
     ),
-    "four with Windows builds": Policy(
+    "four with Windows builds": SchedulingPolicy(
         platforms=(AMD64, ARM64, LTSC2019, LTSC2022),
         tolerations={
             ARM64: _tainted("arm64"),
@@ -337,16 +337,16 @@ POLICIES = {
             LTSC2022: (Toleration("os", "Equal", "windows", "NoSchedule"),),
         },
     ),
-    "Windows of unknown builds": Policy(
+    "Windows of unknown builds": SchedulingPolicy(
         platforms=(AMD64, ARM64, WINDOWS),
         tolerations={WINDOWS: (Toleration("os", "Equal", "windows", "NoExecute"),)},
     ),
-    "arm variants told apart": Policy(
+    "arm variants told apart": SchedulingPolicy(
         platforms=(AMD64, ARM64, ARM_V6, ARM_V7),
         tolerations={ARM64: _tainted("arm64"), ARM_V6: _tainted("arm"), ARM_V7: _tainted("arm")},
         node_selectors={ARM_V6: {VARIANT: "v6"}, ARM_V7: {VARIANT: "v7"}},
     ),
-    "arm variants alike": Policy(platforms=(AMD64, ARM_V6, ARM_V7), tolerations={}),
+    "arm variants alike": SchedulingPolicy(platforms=(AMD64, ARM_V6, ARM_V7), tolerations={}),
 }
 
 IMAGE_PLATFORMS = [
@@ -361,7 +361,7 @@ IMAGE_PLATFORMS = [
 ]
 
 
-def policy_taints(policy: Policy, platform: Platform) -> tuple[Taint, ...]:
+def policy_taints(policy: SchedulingPolicy, platform: Platform) -> tuple[Taint, ...]:
     """A taint each policy toleration of the platform is there for."""
     return tuple(
         Taint(t.key, t.value if t.operator == "Equal" else "x", t.effect or "NoSchedule")
@@ -370,7 +370,7 @@ def policy_taints(policy: Policy, platform: Platform) -> tuple[Taint, ...]:
 
 
 @st.composite
-def clusters(draw: st.DrawFn, policy: Policy) -> list[Node]:
+def clusters(draw: st.DrawFn, policy: SchedulingPolicy) -> list[Node]:
     nodes: list[Node] = []
     for platform in policy.platforms:
         for _ in range(draw(st.integers(1, 2))):
@@ -475,7 +475,7 @@ def pods(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def scenarios(
     draw: st.DrawFn,
-) -> tuple[str, Policy, list[Node], list[frozenset[Platform]], dict[str, Any]]:
+) -> tuple[str, SchedulingPolicy, list[Node], list[frozenset[Platform]], dict[str, Any]]:
     name = draw(st.sampled_from(sorted(POLICIES)))
     policy = POLICIES[name]
     images = draw(
@@ -508,7 +508,7 @@ def applied(spec: Mapping[str, Any], operations: Sequence[PatchOperation]) -> di
 )
 @given(scenarios())
 def test_the_pod_may_run_exactly_where_its_constraints_and_its_images_allow(
-    scenario: tuple[str, Policy, list[Node], list[frozenset[Platform]], dict[str, Any]],
+    scenario: tuple[str, SchedulingPolicy, list[Node], list[frozenset[Platform]], dict[str, Any]],
 ) -> None:
     name, policy, nodes, images, spec = scenario
     supported = supported_platforms(images, policy.platforms)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, Toleration
+from kmultiarch.core.policy import SchedulingPolicy, Toleration
 from kmultiarch.core.scheduling import (
     PodPlan,
     plan_pod,
@@ -37,18 +37,18 @@ ARM_V7 = Platform("linux", "arm", "v7")
 WIN = Platform("windows", "amd64")
 
 GKE_ARM64 = {"key": ARCH, "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
-DEFAULT = Policy()
+DEFAULT = SchedulingPolicy()
 S390X_TOLERATION = Toleration("s390x", "Exists", "", "NoSchedule")
-THREE = Policy(
+THREE = SchedulingPolicy(
     platforms=(AMD64, ARM64, S390X),
     tolerations={
         ARM64: (Toleration(ARCH, "Equal", "arm64", "NoSchedule"),),
         S390X: (S390X_TOLERATION,),
     },
 )
-PREFER = Policy(node_affinity="preferred")
-NONE = Policy(node_affinity="none")
-MIXED_OS = Policy(platforms=(AMD64, ARM64, WIN), tolerations={})
+PREFER = SchedulingPolicy(node_affinity="preferred")
+NONE = SchedulingPolicy(node_affinity="none")
+MIXED_OS = SchedulingPolicy(platforms=(AMD64, ARM64, WIN), tolerations={})
 
 
 def arch_in(*values: str) -> dict[str, Any]:
@@ -72,12 +72,14 @@ def apply(spec: Mapping[str, Any], plan: PodPlan) -> dict[str, Any]:
     return pod
 
 
-def plan(spec: Mapping[str, Any], supported: set[Platform], policy: Policy = DEFAULT) -> PodPlan:
+def plan(
+    spec: Mapping[str, Any], supported: set[Platform], policy: SchedulingPolicy = DEFAULT
+) -> PodPlan:
     return plan_pod(spec, ("spec",), frozenset(supported), policy)
 
 
 def planned(
-    spec: Mapping[str, Any], supported: set[Platform], policy: Policy = DEFAULT
+    spec: Mapping[str, Any], supported: set[Platform], policy: SchedulingPolicy = DEFAULT
 ) -> dict[str, Any]:
     """Plan, check there is no problem, apply, check a second plan changes nothing."""
     before = copy.deepcopy(spec)
@@ -160,7 +162,9 @@ def test_toleration_covers(existing: dict[str, Any], wanted: Toleration, covers:
 
 def test_tolerations_are_never_duplicated() -> None:
     same = Toleration(ARCH, "Exists", "", "NoSchedule")
-    policy = Policy(platforms=(AMD64, ARM64), tolerations={AMD64: (same,), ARM64: (same, WANTED)})
+    policy = SchedulingPolicy(
+        platforms=(AMD64, ARM64), tolerations={AMD64: (same,), ARM64: (same, WANTED)}
+    )
     added = plan_pod({"tolerations": []}, (), frozenset({AMD64, ARM64}), policy)
     assert added.added_tolerations == ({"key": ARCH, "operator": "Exists", "effect": "NoSchedule"},)
     covered = plan_pod(
@@ -185,7 +189,7 @@ def test_tolerations_are_never_duplicated() -> None:
     ],
 )
 def test_required_labels(
-    supported: set[Platform], policy: Policy, expected: dict[str, tuple[str, ...]]
+    supported: set[Platform], policy: SchedulingPolicy, expected: dict[str, tuple[str, ...]]
 ) -> None:
     labels = plan_pod({}, (), frozenset(supported), policy).required_labels
     assert labels == expected
@@ -651,7 +655,7 @@ _spec: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
 
 
 @st.composite
-def _case(draw: st.DrawFn) -> tuple[dict[str, Any], frozenset[Platform], Policy]:
+def _case(draw: st.DrawFn) -> tuple[dict[str, Any], frozenset[Platform], SchedulingPolicy]:
     policy = draw(st.sampled_from(POLICIES))
     supported = frozenset(draw(st.sets(st.sampled_from(policy.platforms), min_size=1)))
     return draw(_spec), supported, policy
@@ -677,7 +681,7 @@ def _allowed_architectures(term: Mapping[str, Any], universe: set[str]) -> set[s
 @settings(max_examples=400, deadline=None)
 @given(_case())
 def test_plans_are_idempotent_and_never_loosen(
-    case: tuple[dict[str, Any], frozenset[Platform], Policy],
+    case: tuple[dict[str, Any], frozenset[Platform], SchedulingPolicy],
 ) -> None:
     spec, supported, policy = case
     before = copy.deepcopy(spec)

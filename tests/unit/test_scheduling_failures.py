@@ -13,7 +13,7 @@ import yaml
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy import Policy, SchedulingPolicy
 from kmultiarch.core.policyschema import policy_from_spec
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
@@ -85,7 +85,7 @@ CONTAINERS = [{"name": "c", "image": "app"}]
 # 1. OS and architecture are constrained separately.
 def test_a_pod_for_linux_arm64_and_windows_amd64_is_kept_off_linux_amd64() -> None:
     cluster = [LINUX_AMD64, LINUX_ARM64, WINDOWS]
-    policy = Policy(platforms=tuple(cluster), tolerations={})
+    policy = Policy(SchedulingPolicy(platforms=tuple(cluster), tolerations={}))
     result = run(pod({"containers": CONTAINERS}), policy, {"app": {"linux/arm64", "windows/amd64"}})
     after = spec_after(result)
     assert allowed_pairs(terms(after), cluster) == {"linux/arm64", "windows/amd64"}
@@ -119,7 +119,9 @@ def test_preferred_mode_reports_a_required_term_that_contradicts_the_images() ->
             }
         },
     }
-    result = run(pod(spec), Policy(node_affinity="preferred"), {"app": {"linux/amd64"}})
+    result = run(
+        pod(spec), Policy(SchedulingPolicy(node_affinity="preferred")), {"app": {"linux/amd64"}}
+    )
     assert [p.status for p in result.pods] == ["scheduling-conflict"]
     assert result.stream() == pod(spec)
     assert any("nodeSelectorTerms[0]" in f.message for f in result.findings)
@@ -139,7 +141,9 @@ def test_preferred_mode_adds_nothing_to_a_pod_that_already_requires_the_right_ar
             }
         },
     }
-    result = run(pod(spec), Policy(node_affinity="preferred"), {"app": {"linux/amd64"}})
+    result = run(
+        pod(spec), Policy(SchedulingPolicy(node_affinity="preferred")), {"app": {"linux/amd64"}}
+    )
     assert [p.status for p in result.pods] == ["ok"]
     assert result.stream() == pod(spec)
 
@@ -241,7 +245,7 @@ def test_an_arm_variant_is_told_apart_by_the_node_selector_the_policy_names() ->
 
 # 5b. A Windows image's os.version is never matched to node.kubernetes.io/windows-build.
 def test_a_windows_image_is_kept_on_nodes_of_its_build() -> None:
-    policy = Policy(platforms=(LINUX_AMD64, WINDOWS), tolerations={})
+    policy = Policy(SchedulingPolicy(platforms=(LINUX_AMD64, WINDOWS), tolerations={}))
     result = run(
         pod({"containers": CONTAINERS}), policy, {"app": {"windows/amd64:10.0.17763.6659"}}
     )
@@ -326,7 +330,7 @@ spec:
               - "linux"
               - 'windows'
 """
-    policy = Policy(platforms=(LINUX_AMD64, LINUX_ARM64, WINDOWS), tolerations={})
+    policy = Policy(SchedulingPolicy(platforms=(LINUX_AMD64, LINUX_ARM64, WINDOWS), tolerations={}))
     result = run(text, policy, {"app": {"linux/amd64"}})
     output = result.stream()
     assert 'values: ["amd64"]' in output

@@ -10,7 +10,7 @@ import pytest
 
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, VerifyMode, VerifySettings
+from kmultiarch.core.policy import ResolutionPolicy, VerifyMode, VerifySettings
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.core.verification import ImageVerification, PlatformVerification, VerifyStatus
@@ -74,7 +74,7 @@ def test_an_image_that_lies_about_every_platform_runs_nowhere() -> None:
 def test_the_lock_answers_with_its_verdicts_when_verifying(mode: VerifyMode, carried: bool) -> None:
     recorded = verification(amd64="verified", arm64="mismatch").platforms
     entry = LockEntry(REFERENCE, digest("index"), frozenset({AMD64, ARM64}), None, recorded)
-    policy = Policy(verify=VerifySettings(mode))
+    policy = ResolutionPolicy(verify=VerifySettings(mode))
     cache = ResolutionCache(MemoryCacheBackend(), tag_ttl=60)
     resolver = Resolver(policy, cache, lock=ImageLock.of([entry]), offline=True)
     (answer,) = resolver.resolve([REFERENCE]).values()

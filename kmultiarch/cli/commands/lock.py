@@ -44,11 +44,12 @@ def lock_images(
 ) -> int:
     policy = options.load_policy()
     if lock_file is None:
-        lock_file = str(policy.lock) if policy.lock is not None else DEFAULT_LOCK_FILE
+        locked = policy.resolution.lock
+        lock_file = str(locked) if locked is not None else DEFAULT_LOCK_FILE
     if check_only:
         return check_lock(options, policy, paths, lock_file)
     command = lock_command(options, paths, lock_file)
-    if (options.request.verify or policy.verify.mode) == "enforce":
+    if (options.request.verify or policy.resolution.verify.mode) == "enforce":
         # The lock records what the registry claims and every verdict; dropping a platform
         # is the decision of each render that reads it (under its own mode).
         options = dataclasses.replace(
@@ -154,7 +155,7 @@ def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file:
     if paths:
         sources = collect_inputs(paths)
         findings.extend(_missing_from_lock(lock, policy, sources))
-        pull_secrets = pull_secrets_of(read_sources(sources, policy), policy)
+        pull_secrets = pull_secrets_of(read_sources(sources, policy.scope), policy.scope)
     tagged = [entry.reference for entry in lock.entries.values() if entry.reference.digest is None]
     current = _resolve_fresh(options, policy, tagged, pull_secrets) if tagged else {}
     stale = 0
@@ -200,7 +201,7 @@ def _missing_from_lock(lock: ImageLock, policy: Policy, sources: list[InputSourc
     result = run(sources, policy, record)
     missing = []
     for reference in dict.fromkeys(seen):
-        if policy.override_for(str(reference)) is not None:
+        if policy.resolution.override_for(str(reference)) is not None:
             continue
         if lock.lookup(reference) is None:
             users = sorted(
@@ -230,7 +231,8 @@ def _resolve_fresh(
 ) -> dict[ImageRef, Resolution]:
     """What the registries say of ``references`` now. Overrides do not apply: the question is
     what the registry says."""
-    config = options.configure(dataclasses.replace(policy, overrides=()), fresh=True)
+    resolution = dataclasses.replace(policy.resolution, overrides=())
+    config = options.configure(dataclasses.replace(policy, resolution=resolution), fresh=True)
     with Session(config, pull_secrets=pull_secrets) as session:
         resolved = session.resolver.resolve(references)
         say_findings(session.findings(), options)

@@ -46,7 +46,7 @@ def _upgrades(options: RunOptions, policy: Policy, found: Inventory) -> list[Upg
         if image.platforms is None:
             continue
         missing = lacking_platforms(
-            (Platform.parse(text) for text in image.platforms), policy.platforms
+            (Platform.parse(text) for text in image.platforms), policy.scheduling.platforms
         )
         if missing:
             lacking[ImageRef.parse(image.reference)] = missing

@@ -54,7 +54,7 @@ def verify_images(
 
     references = list(dict.fromkeys(ImageRef.parse(image) for image in images))
     policy = options.load_policy()
-    asked = policy.verify
+    asked = policy.resolution.verify
     bounds = VerifyBounds(
         parse_size(max_bytes, "--max-bytes") if max_bytes is not None else asked.max_bytes,
         parse_size(max_expanded, "--max-expanded")
@@ -68,7 +68,7 @@ def verify_images(
         run = verify(
             [resolutions[reference] for reference in references],
             session.cache,
-            registries=policy.registries,
+            registries=policy.resolution.registries,
             settings=config.client,
             credentials=session.credentials(),
             bounds=bounds,
