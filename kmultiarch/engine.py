@@ -31,7 +31,7 @@ from kmultiarch.core.findings import (
     count_of,
     unresolved_image_message,
 )
-from kmultiarch.core.operators import in_shape, materialized, scheduling_view
+from kmultiarch.core.operators import api_group, in_shape, materialized, scheduling_view
 from kmultiarch.core.patch import Operation
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
@@ -46,6 +46,7 @@ from kmultiarch.core.scheduling import (
     windows_builds,
 )
 from kmultiarch.core.scope import (
+    DEFAULT_NAMESPACE,
     NamespaceInfo,
     is_enabled,
     namespace_excluded_by_glob,
@@ -284,7 +285,7 @@ def _workloads(
 
 
 def _group_kind(api_version: str, kind: str) -> tuple[str, str]:
-    return (api_version.rpartition("/")[0] if "/" in api_version else "", kind)
+    return (api_group(api_version), kind)
 
 
 def _takes_related(operators: Operators, api_version: str, kind: str) -> bool:
@@ -314,7 +315,7 @@ def _related_index(
             known = document.resource_type
             if known is None or not (_group_kind(*known) in wanted or known[1].endswith("List")):
                 continue
-            for resource in resources_in(document.value):
+            for _, resource in resources_in(document.value):
                 api_version, kind = resource.get("apiVersion"), resource.get("kind")
                 if not isinstance(api_version, str) or not isinstance(kind, str):
                     continue
@@ -338,10 +339,6 @@ def _related_index(
 
 def _any_type(api_version: str, kind: str) -> bool:
     return True
-
-
-#: The namespace of resources without metadata.namespace, as kubectl and helm take it.
-DEFAULT_NAMESPACE = "default"
 
 
 def run(

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import API_VERSION, KIND, TAINT_EFFECTS, SchedulingPolicy, Toleration
 from kmultiarch.core.scheduling import toleration_covers
+from kmultiarch.core.scope import ResourcePath, resources_in
 from kmultiarch.errors import InvalidPlatformError
 
 ARCH_LABEL = "kubernetes.io/arch"
@@ -111,17 +112,15 @@ def may_describe_nodes(api_version: str, kind: str) -> bool:
 
 def node_sources(document: object) -> list[NodeSource]:
     """Every Node and Karpenter NodePool in a document (a resource or a ``kind: List``)."""
-    return list(_walk(document, ()))
+    return [
+        source
+        for path, resource in resources_in(document)
+        for source in _node_source(resource, path)
+    ]
 
 
-def _walk(resource: object, path: tuple[str | int, ...]) -> Iterator[NodeSource]:
-    if not isinstance(resource, Mapping):
-        return
+def _node_source(resource: Mapping[str, object], path: ResourcePath) -> Iterator[NodeSource]:
     kind, api_version = resource.get("kind"), resource.get("apiVersion")
-    if isinstance(kind, str) and kind.endswith("List") and isinstance(resource.get("items"), list):
-        for position, item in enumerate(resource["items"]):
-            yield from _walk(item, (*path, "items", position))
-        return
     metadata = _mapping(resource.get("metadata"))
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else "(unnamed)"
     if kind == "Node" and api_version == "v1":

@@ -30,6 +30,7 @@ __all__ = [
     "OperatorKind",
     "Placement",
     "Pointer",
+    "api_group",
     "catalogue_by_kind",
     "expand",
     "image_matches",
@@ -44,6 +45,12 @@ Pointer = tuple[str, ...]
 #: A concrete path (list indices as ints).
 ConcretePath = tuple[str | int, ...]
 WILDCARD = "*"
+
+
+def api_group(api_version: str) -> str:
+    """The API group of an ``apiVersion``: ``apps`` of ``apps/v1``, ``""`` (core) of ``v1``;
+    kinds are known by group and kind, whatever their version."""
+    return api_version.rpartition("/")[0]
 
 
 @dataclass(frozen=True)

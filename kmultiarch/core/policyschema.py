@@ -24,7 +24,7 @@ from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
-from kmultiarch.core.operators import ImageSource, OperatorKind, Placement
+from kmultiarch.core.operators import ImageSource, OperatorKind, Placement, api_group
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import (
@@ -500,7 +500,7 @@ def _pod_specs(value: object, where: Where, _read: Policy) -> tuple[OperatorKind
         api_version = str(item["apiVersion"])
         entries.append(
             OperatorKind(
-                api_version.rpartition("/")[0] if "/" in api_version else "",
+                api_group(api_version),
                 str(item["kind"]),
                 tuple(placements),
                 _image_list(item.get("operatorImages"), here / "operatorImages"),

@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kmultiarch.core.operators import api_group
+from kmultiarch.core.scope import resources_in
 from kmultiarch.core.workloads import WORKFLOW_SPEC_PATHS, Operators, find_workloads
 from kmultiarch.errors import InputError
 
@@ -41,7 +43,7 @@ def pull_secret_configs(
 ) -> list[DockerConfig]:
     """The Docker configs of the Secrets that some pod of ``values`` (parsed documents) names
     in its ``imagePullSecrets`` or its ServiceAccount's, in the order pods name them."""
-    resources = [resource for value in values for resource in _resources(value)]
+    resources = [resource for value in values for _, resource in resources_in(value)]
     secrets: dict[tuple[str, str], Mapping[str, object]] = {}
     accounts: dict[tuple[str, str], list[str]] = {}
     for resource in resources:
@@ -113,25 +115,13 @@ def _workflow_spec(resource: Mapping[str, object]) -> Mapping[str, object] | Non
     api_version, kind = resource.get("apiVersion"), resource.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
-    group = api_version.rpartition("/")[0]
-    path = WORKFLOW_SPEC_PATHS.get((group, kind))
+    path = WORKFLOW_SPEC_PATHS.get((api_group(api_version), kind))
     if path is None:
         return None
     spec: object = resource
     for part in path:
         spec = spec.get(part) if isinstance(spec, Mapping) else None
     return spec if isinstance(spec, Mapping) else {}
-
-
-def _resources(value: object) -> Iterable[Mapping[str, object]]:
-    if not isinstance(value, Mapping):
-        return
-    kind = value.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list):
-        for item in value["items"]:
-            yield from _resources(item)
-        return
-    yield value
 
 
 def _names(value: object) -> list[str]:

@@ -98,22 +98,30 @@ def namespace_excluded_by_glob(namespace: str, patterns: Iterable[str]) -> bool:
     return bool(namespace) and any(fnmatch.fnmatchcase(namespace, p) for p in patterns)
 
 
-def resources_in(document: object) -> Iterator[Mapping[str, Any]]:
-    """The resources of a document: itself, or the items of a ``kind: List`` (a KRM
-    ResourceList's too), nested lists flattened."""
+#: The namespace of resources without metadata.namespace, as kubectl and helm take it.
+DEFAULT_NAMESPACE = "default"
+
+ResourcePath = tuple[str | int, ...]
+
+
+def resources_in(
+    document: object, path: ResourcePath = ()
+) -> Iterator[tuple[ResourcePath, Mapping[str, Any]]]:
+    """The resources of a document, each with its path from the document's root: itself, or
+    the items of a ``kind: List`` (a KRM ResourceList's too), nested lists flattened."""
     if not isinstance(document, Mapping):
         return
     kind = document.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
-        for item in document["items"]:
-            yield from resources_in(item)
+        for position, item in enumerate(document["items"]):
+            yield from resources_in(item, (*path, "items", position))
         return
-    yield document
+    yield path, document
 
 
 def namespaces_in(document: object) -> Iterator[NamespaceInfo]:
     """The Namespace objects of a document (a resource or a ``kind: List``)."""
-    for resource in resources_in(document):
+    for _, resource in resources_in(document):
         if resource.get("kind") != "Namespace" or resource.get("apiVersion") != "v1":
             continue
         metadata = resource.get("metadata")

@@ -18,6 +18,7 @@ from kmultiarch.core.operators import (
     ConcretePath,
     OperatorKind,
     Placement,
+    api_group,
     catalogue_by_kind,
     expand,
     image_matches,
@@ -78,7 +79,7 @@ def may_hold_pods(api_version: str, kind: str, operators: Operators | None = Non
     """False when no resource of this type can hold a pod spec kmultiarch handles (the built-in
     table, or an operator's kind: the catalogue and the policy's ``podSpecs``): a reader need
     not even compose such a document. Lists (``kind: List``, ``PodList``...) may."""
-    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    group = api_group(api_version)
     return (
         (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
@@ -187,7 +188,7 @@ def _walk(
         for position, item in enumerate(_list(resource.get("items"))):
             yield from _walk(item, (*path, "items", position), operators, related)
         return
-    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    group = api_group(api_version)
     targets: list[PodTarget] = []
     for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
         spec = value_at(resource, spec_path)

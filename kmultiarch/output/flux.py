@@ -38,7 +38,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kmultiarch.core.operators import api_group
 from kmultiarch.core.patch import PatchOperation, PathPart
+from kmultiarch.core.scope import DEFAULT_NAMESPACE
 from kmultiarch.errors import InputError
 from kmultiarch.yaml.edit import render_scalar
 
@@ -53,7 +55,6 @@ KUSTOMIZATION = "kustomization.yaml"
 #: Names kustomize also reads as a kustomization: two in one directory is an error to it.
 OTHER_KUSTOMIZATION_NAMES = ("kustomization.yml", "Kustomization")
 COMPONENT_API_VERSION = "kustomize.config.k8s.io/v1alpha1"
-DEFAULT_NAMESPACE = "default"
 #: Characters RE2 (kustomize's regular expressions) reads as syntax.
 _REGEX_SYNTAX = frozenset("\\.+*?()|[]{}^$")
 _FILE_NAME_UNSAFE = re.compile(r"[^a-z0-9.-]+")
@@ -72,7 +73,7 @@ class Resource:
 
     @property
     def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
+        return api_group(self.api_version)
 
     @property
     def version(self) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from kmultiarch.core.findings import count_of
 from kmultiarch.core.oci import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
 from kmultiarch.core.policy import RegistrySettings
 from kmultiarch.errors import (
@@ -270,7 +271,7 @@ class RegistryClient:
                     raise
                 raise ManifestError(
                     f"{source}: the tag list is over the {bounds.bytes}-byte cap on a whole "
-                    f"list ({read} bytes in {page} page{'' if page == 1 else 's'} before)"
+                    f"list ({read} bytes in {count_of(page, 'page')} before)"
                 ) from None
             read += len(response.body)
             tags.update(dict.fromkeys(_page_tags(response.body, len(tags), bounds.tags, source)))

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kmultiarch.core.findings import count_of
 from kmultiarch.errors import ManifestError, RegistryTransportError
 from kmultiarch.registry.decoding import read_decoded
 from kmultiarch.registry.endpoints import loggable, loggable_or_raw, origin
@@ -142,8 +143,8 @@ class RetryingSender:
             if attempt < attempts - 1:
                 await self._pause(attempt, retry_after, where, last_problem, source)
         raise RegistryTransportError(
-            f"{source}: {where} did not answer after {attempts} attempt"
-            f"{'' if attempts == 1 else 's'}: {last_problem}"
+            f"{source}: {where} did not answer after {count_of(attempts, 'attempt')}: "
+            f"{last_problem}"
         )
 
     async def _pause(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kmultiarch.core.policy import Policy, VerifyMode
+from kmultiarch.core.scope import DEFAULT_NAMESPACE
 from kmultiarch.registry.settings import ClientSettings
 
 __all__ = ["CacheConfig", "RunConfig", "RunRequest", "configure"]
@@ -26,7 +27,6 @@ DEFAULT_CACHE_TTL = 3600.0
 DEFAULT_CONCURRENCY = 32
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_RETRIES = 2
-DEFAULT_NAMESPACE = "default"
 
 
 @dataclass(frozen=True)

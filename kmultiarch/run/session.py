@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding
+from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding, count_of
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution
 from kmultiarch.core.verification import ImageVerification
@@ -203,7 +203,7 @@ class Session:
             Finding(
                 UNVERIFIED_IMAGE,
                 "warning",
-                f"{len(names)} image{'' if len(names) == 1 else 's'} not verified ({shown}): "
+                f"{count_of(len(names), 'image')} not verified ({shown}): "
                 "the lock records no verdict for them and --offline reads no layer; record "
                 "them with `kmultiarch lock --verify warn`",
             )

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
+from kmultiarch.core.findings import count_of
 from kmultiarch.io.inputs import write_all_atomically
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output.safe import printable
@@ -33,8 +34,8 @@ def fix_files(options: RunOptions, paths: list[str], skip_non_manifests: bool) -
     for name in changed:
         count = pods[name]
         sys.stdout.write(
-            f"fixed {printable(name)}: added tolerations/affinity to {count} pod spec"
-            f"{'' if count == 1 else 's'}\n"
+            f"fixed {printable(name)}: added tolerations/affinity to "
+            f"{count_of(count, 'pod spec')}\n"
         )
     sys.stdout.flush()
     return 1 if changed else 0

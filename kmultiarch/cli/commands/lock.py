@@ -15,12 +15,12 @@ from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.findings import count_of
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.scope import DEFAULT_NAMESPACE
 from kmultiarch.engine import EngineResult, read_sources, run
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.safe import printable
 from kmultiarch.run.clock import generated_at
-from kmultiarch.run.config import DEFAULT_NAMESPACE
 from kmultiarch.run.runs import pull_secrets_of
 from kmultiarch.run.session import Session
 from kmultiarch.version import __version__

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kmultiarch.core.findings import count_of
 from kmultiarch.core.reference import ImageRef
 
 if TYPE_CHECKING:
@@ -83,9 +84,9 @@ def verify_images(
     stats = run.stats
     if not options.quiet and stats.platforms:
         note(
-            f"{stats.platforms} platform manifest{'' if stats.platforms == 1 else 's'} "
+            f"{count_of(stats.platforms, 'platform manifest')} "
             f"({stats.cached} from the cache); {stats.downloaded} layer bytes downloaded in "
-            f"{stats.layers_opened} layer request{'' if stats.layers_opened == 1 else 's'}, "
+            f"{count_of(stats.layers_opened, 'layer request')}, "
             f"{sum(run.requests.values())} registry requests in all"
         )
     failed = [result for result in results if result.error is not None]
