@@ -20,6 +20,7 @@ from kmultiarch.core.findings import (
     FALLBACK_PLATFORMS,
     IMAGE_CHOSEN_BY_OPERATOR,
     INJECTED_SIDECAR,
+    MALFORMED_FIELD,
     NEEDS_SCHEDULING,
     PLATFORM_MISMATCH,
     POLICY_DRIFT,
@@ -450,6 +451,8 @@ def _candidate_pods(
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
+                    elif not target.placeable:
+                        status = "malformed"
                     elif target.chosen_by_operator:
                         status = "chosen-by-operator"
                     containers = target.containers
@@ -602,7 +605,7 @@ def _decide(
         )
         for image in pod.images
     )
-    if pod.status in ("excluded", "skipped", "chosen-by-operator"):
+    if pod.status in ("excluded", "skipped", "chosen-by-operator", "malformed"):
         return _replace(pod, images=images)
     if not images:
         return _replace(pod, images=images, status="ok")
@@ -736,6 +739,11 @@ def _findings_for(
         "resource": pod.resource,
     }
     findings: list[Finding] = []
+    if pod.status not in ("excluded", "skipped"):
+        findings.extend(
+            Finding(MALFORMED_FIELD, "warning", message, path=field_path, **base)
+            for field_path, message in pod.target.malformed
+        )
     if pod.status == "chosen-by-operator":
         fields = ", ".join(pod.target.chosen_by_operator)
         findings.append(

@@ -21,6 +21,7 @@ PodStatus = Literal[
     "scheduling-conflict",  # the pod's own constraints exclude where its images run
     "unresolved",  # an image's platforms are unknown: left as it is
     "chosen-by-operator",  # an operator's resource names no image: left as it is
+    "malformed",  # an operator's placement holds a value of the wrong type: left as it is
     "skipped",  # opted out (kmultiarch.dev/skip)
     "excluded",  # out of the policy's scope
 ]
@@ -65,6 +66,7 @@ COMMENTS_LOST = "comments-lost"
 INVALID_INPUT = "invalid-input"
 RUN_SUMMARY = "run-summary"
 IMAGE_CHOSEN_BY_OPERATOR = "image-chosen-by-operator"
+MALFORMED_FIELD = "malformed-field"
 INDISTINGUISHABLE_PLATFORMS = "indistinguishable-platforms"
 INJECTED_SIDECAR = "injected-sidecar"
 NEEDS_SCHEDULING = "needs-scheduling"
@@ -134,6 +136,14 @@ RULES: dict[str, Rule] = {
             "Name the image in the resource (spec.image), or declare what the operator runs as "
             "defaultImages of the kind in the policy's spec.podSpecs; until then kmultiarch "
             "leaves its placement as it is.",
+        ),
+        Rule(
+            MALFORMED_FIELD,
+            "MalformedField",
+            "A custom resource's placement or image field holds a value of the wrong type (a "
+            "string where the operator reads an object)",
+            "Fix the field the message names (the operator's CRD says its type); until then "
+            "kmultiarch cannot judge or place the pods it would make from it.",
         ),
         Rule(
             INDISTINGUISHABLE_PLATFORMS,

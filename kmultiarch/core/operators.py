@@ -22,10 +22,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from kmultiarch.core.patch import PatchOperation, apply_patch
+from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
     "CATALOGUE",
+    "MAX_POINTER_TOKENS",
     "ImageSource",
     "OperatorKind",
     "Placement",
@@ -33,11 +34,15 @@ __all__ = [
     "api_group",
     "catalogue_by_kind",
     "expand",
+    "image_lookup",
     "image_matches",
     "in_shape",
     "materialized",
+    "placement_problems",
     "resolved_default",
     "scheduling_view",
+    "type_name",
+    "walk",
 ]
 
 #: JSON pointer tokens; ``*`` matches every list item or map value.
@@ -45,6 +50,10 @@ Pointer = tuple[str, ...]
 #: A concrete path (list indices as ints).
 ConcretePath = tuple[str | int, ...]
 WILDCARD = "*"
+#: The most tokens a placement's or an image's pointer may have: deeper objects are not where
+#: operators keep scheduling fields, and a placement created that deep would be a document no
+#: tool reads back (a policy giving more is refused).
+MAX_POINTER_TOKENS = 64
 
 
 def api_group(api_version: str) -> str:
@@ -106,7 +115,42 @@ class OperatorKind:
 
 
 def _p(text: str) -> Pointer:
-    return tuple(token for token in text.split("/") if token)
+    """A JSON pointer's tokens, ``~1`` and ``~0`` unescaped as everywhere else (RFC 6901)."""
+    return pointer_tokens(text)
+
+
+def placement_problems(placement: Placement) -> list[tuple[str, str]]:
+    """What makes a placement unusable, as (key, message): the same checks for a built-in
+    entry and a policy's (``spec.podSpecs``)."""
+    problems: list[tuple[str, str]] = []
+    pointers = [("path", placement.path)]
+    pointers.extend(
+        ("images", pointer) for source in placement.images for pointer in source.alternatives
+    )
+    for key, pointer in pointers:
+        if len(pointer) > MAX_POINTER_TOKENS:
+            problems.append(
+                (key, f"a pointer of {len(pointer)} tokens; at most {MAX_POINTER_TOKENS}")
+            )
+    if not 0 <= placement.creates <= len(placement.path):
+        problems.append(
+            (
+                "creates",
+                "expected how many of the path's last tokens kmultiarch may create "
+                f"(0 to {len(placement.path)})",
+            )
+        )
+    elif (
+        placement.creates and WILDCARD in placement.path[len(placement.path) - placement.creates :]
+    ):
+        problems.append(
+            (
+                "creates",
+                "a `*` token cannot be created (it stands for the items that exist): count "
+                "only the tokens after the last `*`",
+            )
+        )
+    return problems
 
 
 def _image(*pointers: str, required: bool = True) -> ImageSource:
@@ -522,7 +566,7 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
 
     def part(match: re.Match[str]) -> str:
         nonlocal missing
-        found = [value for _, value in expand(resource, _p(match.group(1)))]
+        found = [value for _, value in expand(resource, pointer_tokens(match.group(1)))]
         if (
             len(found) != 1
             or not isinstance(found[0], str | int | float)
@@ -545,7 +589,18 @@ _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:
     """Every (concrete path, value) ``pointer`` matches in ``value``; ``*`` matches every list
     item or map value. A token that does not exist matches nothing."""
+    return iter(walk(value, pointer)[0])
+
+
+def walk(
+    value: object, pointer: Pointer
+) -> tuple[list[tuple[ConcretePath, object]], list[tuple[ConcretePath, object]]]:
+    """What ``pointer`` matches in ``value`` (as :func:`expand`), and where it met a value of
+    the wrong type on the way (a string where an object or a list must be): (path, value) of
+    each, for a warning. Absent and null values are neither. A loop, not recursion: a pointer's
+    length bounds nothing but the loop."""
     matches: list[tuple[ConcretePath, object]] = [((), value)]
+    mismatches: list[tuple[ConcretePath, object]] = []
     for token in pointer:
         following: list[tuple[ConcretePath, object]] = []
         for path, current in matches:
@@ -554,12 +609,35 @@ def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, obje
                     following.extend(((*path, i), item) for i, item in enumerate(current))
                 elif isinstance(current, Mapping):
                     following.extend(((*path, k), item) for k, item in current.items())
-            elif isinstance(current, Mapping) and token in current:
-                following.append(((*path, token), current[token]))
-            elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
-                following.append(((*path, int(token)), current[int(token)]))
+                elif current is not None:
+                    mismatches.append((path, current))
+            elif isinstance(current, Mapping):
+                if token in current:
+                    following.append(((*path, token), current[token]))
+            elif isinstance(current, list):
+                if token.isdigit() and int(token) < len(current):
+                    following.append(((*path, int(token)), current[int(token)]))
+                elif not token.isdigit():
+                    mismatches.append((path, current))
+            elif current is not None:
+                mismatches.append((path, current))
         matches = following
-    return iter(matches)
+    return matches, mismatches
+
+
+def type_name(value: object) -> str:
+    """How a message names a YAML value's type: ``a string``, ``a list``, ``a number``..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
 
 
 def image_matches(
@@ -572,6 +650,17 @@ def image_matches(
     ``placement_pattern``): an image pointer that starts with the placement's pattern is read
     under that very placement (each pool its own image); any other is read over the whole
     resource. Values that are not non-empty strings are not images."""
+    return image_lookup(resource, pointer, placement_pattern, placement_path)[0]
+
+
+def image_lookup(
+    resource: Mapping[str, object],
+    pointer: Pointer,
+    placement_pattern: Pointer,
+    placement_path: ConcretePath,
+) -> tuple[list[tuple[ConcretePath, str]], list[tuple[ConcretePath, object]]]:
+    """:func:`image_matches`, and where the pointer met a value of the wrong type (an image
+    that is not a string, a string where the path goes on): (path, value), for a warning."""
     prefix = len(placement_pattern)
     if len(pointer) > prefix and pointer[:prefix] == placement_pattern:
         base: object = resource
@@ -582,12 +671,19 @@ def image_matches(
                 base = base[part]
             else:
                 base = None
-        found = [
-            ((*placement_path, *path), value) for path, value in expand(base, pointer[prefix:])
-        ]
+        matches, mismatches = walk(base, pointer[prefix:])
+        found = [((*placement_path, *path), value) for path, value in matches]
+        wrong = [((*placement_path, *path), value) for path, value in mismatches]
     else:
-        found = list(expand(resource, pointer))
-    return [(path, value) for path, value in found if isinstance(value, str) and value.strip()]
+        found, wrong = walk(resource, pointer)
+    images: list[tuple[ConcretePath, str]] = []
+    for path, value in found:
+        if isinstance(value, str):
+            if value.strip():
+                images.append((path, value))
+        elif value is not None:
+            wrong.append((path, value))
+    return images, wrong
 
 
 # -- writing into a placement ------------------------------------------------------------------

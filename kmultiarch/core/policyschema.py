@@ -17,6 +17,7 @@ are resolved against the policy file's directory, and a CA bundle, which must ex
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +25,14 @@ from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
-from kmultiarch.core.operators import ImageSource, OperatorKind, Placement, api_group
+from kmultiarch.core.operators import (
+    MAX_POINTER_TOKENS,
+    ImageSource,
+    OperatorKind,
+    Placement,
+    api_group,
+    placement_problems,
+)
 from kmultiarch.core.patch import pointer_tokens
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import (
@@ -114,6 +122,7 @@ def policy_from_spec(
     table's order; the defaults for the others."""
     root = Where(source, ("spec",), base_dir)
     check_keys(spec, SPEC_KEYS, root)
+    _refuse_non_finite(spec, root)
     policy = Policy(source=source)
     for key in SPEC:
         if key.name not in spec:
@@ -127,6 +136,21 @@ def policy_from_spec(
             section = replace(getattr(policy, key.section), **changes)
             policy = replace(policy, **{key.section: section})
     return policy
+
+
+def _refuse_non_finite(spec: Mapping[str, object], root: Where) -> None:
+    """No number of a policy may be infinite or not a number (YAML's ``.inf``, ``.nan``): no
+    key means one (a byte budget, a deadline, seconds), and each reader's ``> 0`` lets them
+    through. Walked with a stack, naming the key."""
+    pending: list[tuple[object, Where]] = [(spec, root)]
+    while pending:
+        value, where = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise where.error(f"expected a finite number, got {value!r}")
+        if isinstance(value, Mapping):
+            pending.extend((item, where / str(key)) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((item, where / position) for position, item in enumerate(value))
 
 
 def _choice(allowed: tuple[str, ...]) -> Reader:
@@ -279,8 +303,13 @@ def _verify(value: object, where: Where, _read: Policy) -> VerifySettings:
         ("deadline", defaults.deadline),
     ):
         number = value.get(key, default)
-        if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-            raise (where / key).error("expected a number above 0")
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not math.isfinite(number)
+            or number <= 0
+        ):
+            raise (where / key).error(f"expected a number above 0, got {number!r}")
         numbers[key] = number
     return VerifySettings(
         cast(VerifyMode, mode),
@@ -526,6 +555,11 @@ def _pointer(value: object, where: Where) -> tuple[str, ...]:
         tokens = pointer_tokens(value)
     except ValueError as exc:
         raise where.error(f"{exc} (e.g. /spec/template/spec)") from exc
+    if len(tokens) > MAX_POINTER_TOKENS:
+        raise where.error(
+            f"a pointer of {len(tokens)} tokens; at most {MAX_POINTER_TOKENS} (operators keep "
+            "their scheduling fields and images far less deep)"
+        )
     if not tokens or not all(tokens):
         raise where.error("expected a JSON pointer to an object, like /spec/template/spec")
     return tokens
@@ -551,20 +585,24 @@ def _placement(value: object, where: Where) -> Placement:
                 "pointers (alternatives: the first that exists wins)"
             )
     creates = value.get("creates", 0)
-    if isinstance(creates, bool) or not isinstance(creates, int) or not 0 <= creates <= len(path):
+    if isinstance(creates, bool) or not isinstance(creates, int):
         raise (where / "creates").error(
             f"expected how many of the path's last tokens kmultiarch may create (0 to {len(path)})"
         )
     shape = value.get("shape", "affinity")
     if shape not in ("affinity", "node-affinity"):
         raise (where / "shape").error("expected affinity or node-affinity")
-    return Placement(
+    placement = Placement(
         path,
         tuple(images),
         creates=creates,
         pod_spec=_flag(value.get("podSpec", False), where / "podSpec"),
         shape=cast(Literal["affinity", "node-affinity"], shape),
     )
+    # The checks every built-in placement passes too (one meaning for both).
+    for key, problem in placement_problems(placement):
+        raise (where / key).error(problem)
+    return placement
 
 
 def _image_list(value: object, where: Where) -> tuple[str, ...]:

@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.operators import (
     CATALOGUE,
+    WILDCARD,
     ConcretePath,
     OperatorKind,
     Placement,
     api_group,
     catalogue_by_kind,
-    expand,
-    image_matches,
+    image_lookup,
     resolved_default,
+    type_name,
+    walk,
 )
 from kmultiarch.errors import format_field_path
 
@@ -139,6 +141,12 @@ class PodTarget:
     chosen_by_operator: tuple[str, ...] = ()
     #: The pod's labels, as the pod template gives them (for injections' conditions).
     labels: Mapping[str, object] = field(default_factory=dict)
+    #: Fields of the resource a placement's or an image's pointer meets with a value of the
+    #: wrong type: (path from the document root, what is wrong), each a warning.
+    malformed: tuple[tuple[Path, str], ...] = ()
+    #: False when the placement itself is of the wrong type (a string where the operator reads
+    #: an object): nothing can be written, its pods are left as they are.
+    placeable: bool = True
 
     @property
     def field_path(self) -> str:
@@ -241,14 +249,37 @@ def _placement_targets(
 ) -> Iterator[PodTarget]:
     """A target per instance of each placement of ``entry`` in ``resource`` (at ``path`` in its
     document): its images from the pointers (and, for a pod spec, its containers), the
-    operator's own, and its defaults where the resource names none."""
+    operator's own, and its defaults where the resource names none. A placement met with a
+    value of the wrong type is a target that cannot be placed (a warning names the field)."""
     seen: set[ConcretePath] = set()
     for placement in entry.placements:
-        for holder_path, holder, missing in _instances(resource, placement):
+        instances, wrong = _instances(resource, placement)
+        for wrong_path, value in wrong:
+            if wrong_path in seen:
+                continue
+            seen.add(wrong_path)
+            field_path = format_field_path(wrong_path)
+            yield PodTarget(
+                (*path, *wrong_path),
+                {},
+                (),
+                {},
+                placement=placement,
+                malformed=(
+                    (
+                        (*path, *wrong_path),
+                        f"{field_path} is {type_name(value)} where the operator reads "
+                        f"{_expected(placement, len(wrong_path))} (placement "
+                        f"{format_field_path(placement.path)}): its pods are left as they are",
+                    ),
+                ),
+                placeable=False,
+            )
+        for holder_path, holder, missing in instances:
             if holder_path in seen:
                 continue  # a policy entry restating a built-in placement
             seen.add(holder_path)
-            containers, chosen = _placement_images(
+            containers, chosen, malformed = _placement_images(
                 resource, placement, holder_path, holder, path, namespace, related
             )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
@@ -274,37 +305,50 @@ def _placement_targets(
                 missing=missing,
                 chosen_by_operator=tuple(chosen),
                 labels=_labels(template),
+                malformed=tuple(malformed),
             )
+
+
+def _expected(placement: Placement, depth: int) -> str:
+    """What a placement's path needs at ``depth`` tokens: a list or an object for a ``*``."""
+    token = placement.path[depth] if depth < len(placement.path) else ""
+    return "a list or an object" if token == WILDCARD else "an object"
 
 
 def _instances(
     resource: Mapping[str, object], placement: Placement
-) -> Iterator[tuple[ConcretePath, Mapping[str, object], int]]:
+) -> tuple[list[tuple[ConcretePath, Mapping[str, object], int]], list[tuple[ConcretePath, object]]]:
     """(path, holder, tokens missing) of each instance of a placement: the path up to its last
     ``creates`` tokens must exist (``*`` expanded there); the rest may be created (the holder is
-    then empty)."""
+    then empty). And (path, value) where the path meets a value of the wrong type."""
     keep = len(placement.path) - placement.creates
-    for base_path, base in expand(resource, placement.path[:keep]):
+    found: list[tuple[ConcretePath, Mapping[str, object], int]] = []
+    bases, wrong = walk(resource, placement.path[:keep])
+    for base_path, base in bases:
         current: object = base
         concrete: ConcretePath = base_path
         missing = 0
         for token in placement.path[keep:]:
-            if (
-                missing == 0
-                and isinstance(current, Mapping)
-                and isinstance(current.get(token), Mapping)
-            ):
-                current = current[token]
-            elif missing == 0 and isinstance(current, Mapping) and current.get(token) is None:
-                missing = 1  # absent (or null): created from here
-            elif missing:
+            if missing:
                 missing += 1
+            elif not isinstance(current, Mapping):
+                break  # reported below
+            elif isinstance(current.get(token), Mapping):
+                current = current[token]
+            elif current.get(token) is None:
+                missing = 1  # absent (or null): created from here
             else:
+                current = current[token]
+                concrete = (*concrete, token)
                 break  # a value of another type: not a place kmultiarch can write
             concrete = (*concrete, token)
-        else:
-            if missing or isinstance(current, Mapping):
-                yield concrete, current if not missing else {}, missing  # type: ignore[misc]
+        if missing:
+            found.append((concrete, {}, missing))
+        elif isinstance(current, Mapping):
+            found.append((concrete, current, 0))
+        elif current is not None:
+            wrong.append((concrete, current))
+    return found, wrong
 
 
 def _placement_images(
@@ -315,10 +359,12 @@ def _placement_images(
     path: Path,
     namespace: str,
     related: Related | None,
-) -> tuple[list[ContainerImage], list[str]]:
-    """The images of a placement's pods, and the fields whose image the operator chooses."""
+) -> tuple[list[ContainerImage], list[str], list[tuple[Path, str]]]:
+    """The images of a placement's pods, the fields whose image the operator chooses, and the
+    image fields of the wrong type (path, message)."""
     containers: list[ContainerImage] = []
     chosen: list[str] = []
+    malformed: list[tuple[Path, str]] = []
     if placement.pod_spec:
         containers.extend(_pod_containers(holder, (*path, *holder_path)))
     for source in placement.images:
@@ -328,7 +374,16 @@ def _placement_images(
             prefix = ()
         found: list[tuple[ConcretePath, str]] = []
         for pointer in source.alternatives:
-            found = image_matches(origin, pointer, placement.path, holder_path)
+            found, wrong = image_lookup(origin, pointer, placement.path, holder_path)
+            malformed.extend(
+                (
+                    (*prefix, *wrong_path),
+                    f"{format_field_path(wrong_path)} is {type_name(value)} where the "
+                    f"operator reads an image at {format_field_path(pointer)}: it is not judged",
+                )
+                for wrong_path, value in wrong
+                if source.related is None
+            )
             if found:
                 break
         for image_path, image in found:
@@ -348,7 +403,7 @@ def _placement_images(
         chosen.extend(format_field_path(s.alternatives[0]) for s in placement.images)
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
-    return containers, chosen
+    return containers, chosen, malformed
 
 
 def _related(

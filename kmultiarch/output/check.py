@@ -19,6 +19,7 @@ VERDICT_TEXT = {
     "scheduling-conflict": "CONFLICT",
     "unresolved": "UNRESOLVED",
     "chosen-by-operator": "IMAGE CHOSEN BY OPERATOR",
+    "malformed": "MALFORMED FIELD",
     "skipped": "skipped (annotation)",
     "excluded": "excluded (policy)",
 }
