@@ -72,6 +72,9 @@ class CheckResult:
     problems: list[Finding]
     diffs: dict[str, str] = field(default_factory=dict)
     cluster: tuple[str, ...] = ()
+    #: The command that adds what is missing, as the user can paste it (the options that
+    #: shaped this check included); empty when nothing needs scheduling in a file.
+    fix_command: str = ""
 
     @property
     def failed(self) -> bool:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import html
 import re
-import shlex
 
 from kmultiarch.assess.assessment import CheckResult
-from kmultiarch.core.findings import NEEDS_SCHEDULING, RULES, Finding
+from kmultiarch.core.findings import RULES, Finding
 from kmultiarch.output import display_path
 from kmultiarch.output.check import VERDICT_TEXT, summary_line
 from kmultiarch.output.safe import printable
@@ -79,7 +78,7 @@ def format_markdown(result: CheckResult) -> str:
                 f"| {markdown_text(problem.rule)} |"
             )
         lines.append("")
-        lines += _what_to_run(result.problems)
+        lines += _what_to_run(result.problems, result.fix_command)
 
     for source, diff in result.diffs.items():
         lines += [
@@ -93,7 +92,7 @@ def format_markdown(result: CheckResult) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _what_to_run(problems: list[Finding]) -> list[str]:
+def _what_to_run(problems: list[Finding], fix_command: str) -> list[str]:
     """Per rule found, its help (core/findings holds it, once); for pods that need
     scheduling, the ``kmultiarch fix`` command line for their files."""
     lines = ["### What to do", ""]
@@ -103,21 +102,13 @@ def _what_to_run(problems: list[Finding]) -> list[str]:
         # The help is kmultiarch's own Markdown (code spans for commands), not input.
         help_text = rule.help if rule else ""
         lines.append(f"- {markdown_text(rule_id)} ({found}): {help_text}")
-    files = [
-        display_path(problem.source)
-        for problem in problems
-        if problem.rule == NEEDS_SCHEDULING and not problem.source.startswith("<")
-    ]
-    if files:
-        command = "kmultiarch fix " + " ".join(
-            shlex.quote(printable(path)) for path in dict.fromkeys(files)
-        )
+    if fix_command:
         lines += [
             "",
-            "Add what is missing, with the same `--config` and `--lock` as this check, "
-            "and commit the result:",
+            "Add what is missing (the command carries this check's options) and commit the "
+            "result:",
             "",
-            *_fenced(command, "sh"),
+            *_fenced(printable(fix_command), "sh"),
         ]
     lines.append("")
     return lines

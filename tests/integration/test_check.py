@@ -137,7 +137,8 @@ def test_github_annotations_name_file_and_line(
     assert annotations == [
         f"::error file=web.yaml,line={spec_line},title=kmultiarch needs-scheduling::"
         "Deployment default/web: add toleration kubernetes.io/arch=arm64:NoSchedule (its images "
-        "run on linux/amd64, linux/arm64); run `kmultiarch fix` to apply"
+        "run on linux/amd64, linux/arm64); run `kmultiarch fix --config "
+        f"{policy} web.yaml` to apply"
     ]
     # The default is text outside GitHub Actions; --output overrides the environment.
     text = run_kmultiarch(

@@ -92,6 +92,9 @@ def test_check_writes_a_markdown_job_summary(workspace: Path) -> None:
         "| error | manifests/database.yaml:" in stdout
         and "| StatefulSet shop/orders-db | require node affinity" in stdout
     )
-    assert "kmultiarch fix manifests/database.yaml manifests/ingress.yaml" in stdout
+    assert (
+        "kmultiarch fix --config policy.yaml --lock kmultiarch.lock --offline "
+        "manifests/database.yaml manifests/ingress.yaml"
+    ) in stdout
     assert "<details><summary>diff of manifests/database.yaml</summary>" in stdout
     assert "```diff\n--- a/manifests/database.yaml\n" in stdout

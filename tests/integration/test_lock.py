@@ -368,3 +368,42 @@ def test_a_failed_lookup_is_counted_as_looked_up_and_failed(
     assert result.stderr.rstrip().endswith(
         "kmultiarch: 1 pod spec, 1 unresolved; 1 image: 0 from cache or lock, 1 looked up, 1 failed"
     ), result.stderr
+
+
+def test_the_headers_check_command_runs_as_printed(
+    tmp_path: Path, policy: Path, manifests: Path, env: dict[str, str]
+) -> None:
+    """The header's ``lock --check`` line names this lock's policy, manifests and file: run as
+    printed, it checks this lock (it once said ``-o FILE`` with no policy and no manifests)."""
+    lock = make_lock(tmp_path, policy, manifests, env)
+    (command,) = re.findall(r"^# `([^`]*)` lists entries", lock.read_text(), re.MULTILINE)
+    words = shlex.split(command)
+    assert words[:3] == ["kmultiarch", "lock", "--check"]
+    assert ["--config", str(policy)] == words[3:5]
+    checked = run_kmultiarch(words[1:], env=env)
+    assert checked.returncode == 0, checked.stderr
+    assert "up to date (4 tags checked, 4 entries)" in checked.stderr
+
+
+def test_lock_checks_refresh_command_runs_as_printed(
+    tmp_path: Path, registry: SeededRegistry, policy: Path, manifests: Path, env: dict[str, str]
+) -> None:
+    """A stale lock's note ends with the command that refreshes it, with the policy and the
+    manifests it was checked against: run as printed, the lock is up to date again."""
+    lock = make_lock(tmp_path, policy, manifests, env)
+    oci = registry.images["multiarch-oci"]
+    lock.write_text(
+        lock.read_text().replace(oci.digest, registry.images["multiarch-docker"].digest)
+    )
+    stale = run_kmultiarch(
+        ["lock", "--check", "--config", str(policy), "-o", str(lock), str(manifests)], env=env
+    )
+    assert stale.returncode == 1
+    (command,) = re.findall(r"refresh it with `([^`]*)`", stale.stderr)
+    assert "PATH..." not in command
+    again = run_kmultiarch(shlex.split(command)[1:], env=env)
+    assert again.returncode == 0, again.stderr
+    fresh = run_kmultiarch(
+        ["lock", "--check", "--config", str(policy), "-o", str(lock), str(manifests)], env=env
+    )
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr

@@ -4,6 +4,7 @@ summary): pure formatters over a CheckResult."""
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 
 import pytest
@@ -108,13 +109,14 @@ def test_gitlab_report_without_a_line_or_a_file() -> None:
 
 
 def test_markdown_summary_has_verdict_counts_problems_and_what_to_run() -> None:
-    summary = format_markdown(CheckResult([], [NEEDS, UNRESOLVED]))
+    command = "kmultiarch fix --config 'my policy.yaml' deploy/web.yaml"
+    summary = format_markdown(CheckResult([], [NEEDS, UNRESOLVED], fix_command=command))
     assert summary.startswith("## kmultiarch check failed\n")
     assert "| severity | where | resource | problem | rule |" in summary
     assert "| error | deploy/web.yaml:18 | Deployment shop/web |" in summary
     assert "- needs-scheduling (1): Run `kmultiarch fix FILE`" in summary
     assert "- unresolved-image (1): Check that the image exists" in summary
-    assert "```sh\nkmultiarch fix deploy/web.yaml\n```" in summary
+    assert f"```sh\n{command}\n```" in summary, "the command as check made it"
     assert "check FAILED" in summary
 
 
@@ -145,7 +147,8 @@ def test_markdown_shows_input_as_text(text: str, shown: str) -> None:
 
 def test_markdown_fences_outlast_backticks_in_file_names() -> None:
     hostile = replace(NEEDS, source="deploy/```\n<script>.yaml")
-    summary = format_markdown(CheckResult([], [hostile]))
+    command = shlex.join(["kmultiarch", "fix", hostile.source])  # as check's CLI makes it
+    summary = format_markdown(CheckResult([], [hostile], fix_command=command))
     fence = next(line for line in summary.splitlines() if line.startswith("````"))
     assert fence == "````sh"
     assert "<script>" not in summary.replace("'deploy/```\\n<script>.yaml'", "")

@@ -8,7 +8,6 @@ what ``mutate --output kustomize`` would write now."""
 
 from __future__ import annotations
 
-import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.assess.assessment import check
 from kmultiarch.cli.commands.mutate import read_component
+from kmultiarch.cli.hints import command_line
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.findings import NEEDS_SCHEDULING
 from kmultiarch.io.manifestfiles import read_inputs
@@ -26,7 +26,9 @@ from kmultiarch.output.gitlab import format_gitlab
 from kmultiarch.output.markdown import format_markdown
 
 if TYPE_CHECKING:
+    from kmultiarch.assess.assessment import CheckResult
     from kmultiarch.cli.session import RunOptions
+    from kmultiarch.core.findings import Finding
     from kmultiarch.io.manifestfiles import Skipped
     from kmultiarch.yaml.stream import InputSource
 
@@ -50,7 +52,7 @@ def check_manifests(
     note_skipped(skipped, options)
     result = resolve_and_run(options, sources, policy, edit=diff, checking=True)
     say_findings((f for f in result.findings if not f.source), options)
-    checked = check(result, policy, with_diff=diff)
+    checked = with_fix_commands(check(result, policy, with_diff=diff), options)
     stale = False
     if component is not None:
         # Computed (and a Component that cannot be written refused) before anything is said.
@@ -64,6 +66,34 @@ def check_manifests(
     sys.stdout.write(CHECK_FORMATTERS[output or default_format()](checked))
     sys.stdout.flush()
     return 1 if checked.failed or stale else 0
+
+
+#: What the engine's needs-scheduling message ends with; check names the command for the file.
+GENERIC_FIX_HINT = "run `kmultiarch fix` to apply"
+
+
+def with_fix_commands(checked: CheckResult, options: RunOptions) -> CheckResult:
+    """Each needs-scheduling problem ends with the command that applies it: ``fix FILE`` for a
+    file, ``mutate ... < MANIFESTS`` for manifests read from stdin (no file to fix); the result
+    carries the ``fix`` command for all the files. With this check's options, so that pasted as
+    printed it takes the same decisions."""
+    files: list[str] = []
+    problems: list[Finding] = []
+    for found in checked.problems:
+        if found.rule == NEEDS_SCHEDULING and GENERIC_FIX_HINT in found.message:
+            from_stdin = found.source.startswith("<")
+            if not from_stdin:
+                files.append(found.source)
+            command = (
+                command_line(options, ["mutate"])
+                if from_stdin
+                else command_line(options, ["fix"], [found.source])
+            )
+            message = found.message.replace(GENERIC_FIX_HINT, f"run `{command}` to apply")
+            found = replace(found, message=message)  # noqa: PLW2901
+        problems.append(found)
+    fix_command = command_line(options, ["fix"], list(dict.fromkeys(files))) if files else ""
+    return replace(checked, problems=problems, fix_command=fix_command)
 
 
 def _component_is_stale(
@@ -99,20 +129,9 @@ def _component_is_stale(
 def refresh_command(options: RunOptions, directory: str, paths: list[str]) -> str:
     """The ``mutate`` command line that writes the Component from the same inputs and
     options (manifests on stdin: ``... < MANIFESTS``)."""
-    request = options.request
-    words = ["kmultiarch", "mutate"]
-    if options.config:
-        words += ["--config", options.config]
-    if request.lock:
-        words += ["--lock", str(request.lock)]
-    if request.offline:
-        words.append("--offline")
-    if request.namespace and request.namespace != "default":
-        words += ["--namespace", request.namespace]
-    if request.verify:
-        words += ["--verify", request.verify]
-    words += ["--output", "kustomize", "--output-dir", directory]
-    stdin = not paths or all(path == "-" for path in paths)
-    words += [path for path in paths if path != "-"]
-    command = shlex.join(words)
-    return f"{command} < MANIFESTS" if stdin else command
+    return command_line(
+        options,
+        ["mutate"],
+        paths,
+        before_files=["--output", "kustomize", "--output-dir", directory],
+    )

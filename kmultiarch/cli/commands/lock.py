@@ -5,17 +5,16 @@ images missing from the lock), exit 1 when there is any."""
 from __future__ import annotations
 
 import dataclasses
-import shlex
 import sys
 from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from kmultiarch.cli.hints import command_line
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.findings import count_of
 from kmultiarch.core.lock import ImageLock, LockEntry
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.scope import DEFAULT_NAMESPACE
 from kmultiarch.engine import EngineResult, read_sources, run
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
@@ -76,7 +75,10 @@ def lock_images(
         for reference, resolution in result.resolutions.items()
         if resolution.ok and resolution.digest and resolution.source != "override"
     ]
-    write_lock(lock_file, ImageLock.of(entries), lock_header(command))
+    check_command = command_line(
+        options, ["lock", "--check"], paths, with_lock=False, after_files=["-o", lock_file]
+    )
+    write_lock(lock_file, ImageLock.of(entries), lock_header(command, check_command))
     if not options.quiet:
         from kmultiarch.cli.session import note
 
@@ -96,16 +98,9 @@ def lock_images(
 
 def lock_command(options: RunOptions, paths: Sequence[str], lock_file: str) -> str:
     """The command that makes this lock again: the options that decide what it holds (the
-    policy, the verification, the namespace), the paths and the file."""
-    words = ["kmultiarch", "lock"]
-    if options.config:
-        words += ["--config", options.config]
-    if options.request.verify is not None:
-        words += ["--verify", options.request.verify]
-    if options.request.namespace != DEFAULT_NAMESPACE:
-        words += ["--namespace", options.request.namespace]
-    words += [*paths, "-o", lock_file]
-    return shlex.join(words) + (" < MANIFESTS" if not paths else "")
+    policy, the verification, the namespace), the paths and the file. Never ``--lock`` or
+    ``--offline``: a lock asks every registry afresh."""
+    return command_line(options, ["lock"], paths, with_lock=False, after_files=["-o", lock_file])
 
 
 def _verdicts(resolution: Resolution) -> tuple[PlatformVerification, ...] | None:
@@ -135,14 +130,14 @@ def _verdict_counts(entries: Sequence[LockEntry]) -> str:
     )
 
 
-def lock_header(command: str) -> list[str]:
+def lock_header(command: str, check_command: str) -> list[str]:
     return [
         "kmultiarch lock file: the digest and platforms of every image the manifests reference.",
         # The command names the user's paths: one comment line whatever they hold.
         f"Made by `{printable(command)}` (kmultiarch {__version__}) at {generated_at()}.",
         "mutate, check, fn and report given --lock (or the policy's lock:) never look these up;",
         "with --offline they look up nothing at all. Refresh by running the same command again;",
-        "`kmultiarch lock --check -o FILE` lists entries whose tag now points to another digest.",
+        f"`{printable(check_command)}` lists entries whose tag now points to another digest.",
     ]
 
 
@@ -177,8 +172,8 @@ def check_lock(options: RunOptions, policy: Policy, paths: list[str], lock_file:
         if findings:
             note(
                 f"{lock_file}: {stale} stale of {len(tagged)} tags checked, "
-                f"{len(findings) - stale} other problems; refresh it with `kmultiarch lock "
-                f"PATH... -o {lock_file}`"
+                f"{len(findings) - stale} other problems; refresh it with "
+                f"`{lock_command(options, paths, lock_file)}`"
             )
         else:
             note(f"{lock_file}: up to date ({len(tagged)} tags checked, {len(lock)} entries)")
