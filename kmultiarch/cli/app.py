@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import os
 import sys
 import tempfile
@@ -191,6 +190,8 @@ def verify_option(function: F) -> F:
 
 def _configure_logging(verbose: int) -> None:
     if verbose:
+        import logging  # only -v logs: a run without it does not pay for the module
+
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("kmultiarch: %(levelname)s: %(message)s"))
         logger = logging.getLogger("kmultiarch")
@@ -382,6 +383,64 @@ def check(
     return check_manifests(
         options, list(paths), output, diff, skip_non_manifests, component=component
     )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    required=True,
+    metavar="FILE",
+    help="The cluster's state: `kubectl get pods,events,nodes -A -o json` (or -o yaml), a "
+    "List or objects; - for stdin; repeatable (add replicasets,jobs and operators' resources "
+    "for the owner chain).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "github", "sarif", "markdown"]),
+    default=None,
+    help="As check's (default: github when GITHUB_ACTIONS=true, else text).",
+)
+@click.option(
+    "--max-object-size",
+    type=click.IntRange(min=1024),
+    default=8 * 1024 * 1024,
+    show_default=True,
+    metavar="BYTES",
+    help="Largest object of a dump (its text); larger is refused.",
+)
+@click.option(
+    "--max-objects",
+    type=click.IntRange(min=1),
+    default=200_000,
+    show_default=True,
+    metavar="N",
+    help="Objects triage may keep over all dumps (failing pods, their events, nodes, owners): "
+    "bounds memory whatever the dumps' size.",
+)
+@lock_options
+@resolver_options
+def triage(
+    options: RunOptions,
+    paths: tuple[str, ...],
+    clusters: tuple[str, ...],
+    output: str | None,
+    max_object_size: int,
+    max_objects: int,
+) -> int:
+    """Trace the architecture failures of a cluster's pods (exec format error, no image for
+    the node's platform, FailedScheduling, NotTriggerScaleUp) to the workloads of the manifests
+    in PATHs, with a cause and the command that fixes it. Exit 1 when a failure is found."""
+    from kmultiarch.cli.commands.triage import triage_cluster
+    from kmultiarch.io.clusterdump import DumpLimits
+
+    if list(clusters).count("-") > 1 or ("-" in clusters and "-" in paths):
+        raise click.UsageError("stdin (-) can be read once: by --cluster or by PATHs")
+    limits = DumpLimits(max_object_bytes=max_object_size, max_kept=max_objects)
+    return triage_cluster(options, list(paths), list(clusters), output, limits)
 
 
 @cli.command()

@@ -1,0 +1,1149 @@
+"""From failing pods back to what causes them: the pure part of ``kmultiarch triage``.
+
+Three steps, each plain data in and out (no file, no registry; the cluster's objects come from
+:mod:`kmultiarch.io.clusterdump`, the images' platforms and what ``mutate`` would change from
+the engine, joined by :mod:`kmultiarch.assess.triage`):
+
+1. **Keep** (:class:`ClusterState`): of each object of a dump, only what triage reads: pods that
+   show a failure or are not running (their owners, node, images, scheduling fields and
+   container states), the events that may name an architecture failure, nodes (their
+   architecture, OS and taints) and every other object's owner references (the chain from a
+   pod up to its workload). A field of the wrong type is a :class:`DumpShapeError`.
+2. **Recognise** (:func:`failures`): each pod's architecture failures, with the evidence quoted
+   and where it was read. The messages are those the components really print:
+
+   - ``exec format error``: the kernel's ENOEXEC as runc reports it (``exec /app: exec format
+     error``; ``runc create failed: unable to start container process: exec: "/app": exec
+     format error: unknown``) in a container's ``state``/``lastState``, and in events; the
+     multiarch-tuning-operator's event reason ``ExecFormatError`` and pod label
+     ``multiarch.openshift.io/exec-format-error=true`` (its ``pkg/utils/const.go``:
+     ``ExecFormatErrorLabelKey``, ``ExecFormatErrorEventReason``);
+   - image pulls with no image for the node's platform: containerd's ``no match for platform in
+     manifest`` (``core/images/image.go``, ``fmt.Errorf("no match for platform in manifest:
+     %w", errdefs.ErrNotFound)``), CRI-O's (containers/image ``manifest``) ``no image found in
+     image index for architecture ...`` and ``no image found in manifest list for architecture
+     ...``, Docker's ``no matching manifest for linux/arm64/v8 in the manifest list entries``;
+   - ``FailedScheduling`` (the scheduler's plugins' reasons: ``tainttoleration``'s
+     ``node(s) had untolerated taint {%s: %s}``, ``nodeaffinity``'s ``ErrReasonPod = "node(s)
+     didn't match Pod's node affinity/selector"``) and cluster-autoscaler's
+     ``NotTriggerScaleUp`` (``pod didn't trigger scale-up: ...``, the same reasons per node
+     group) when they concern the architecture: a ``kubernetes.io/arch`` taint (or one the
+     policy tolerates per platform) left untolerated, or a selector or affinity on the
+     architecture that the nodes' labels show no room for.
+3. **Classify** (:func:`classify`): a cause and a next step per failure, from the evidence, the
+   node's platform, the images' platforms (what their registries list) and what the engine
+   says of the workload's template (or, without one, of the pod's own spec):
+
+   ========================  ===========================================================
+   ``missing-constraint``    the template lacks what ``mutate`` would add
+   ``image-lies``            the registry lists the node's platform, yet the container died
+                             with exec format error
+   ``platform-pinned-digest`` the image is pinned to one platform's manifest, not the index
+   ``over-constrained``      a selector or affinity leaves no node whose architecture runs
+                             the images, or a taint is not tolerated though they run there
+   ``not-in-manifests``      the workload that made the pod is not in the files given
+   ``undetermined``          the images' platforms are not known (not resolved)
+   ========================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kmultiarch.core.findings import ResourceRef, Rule
+from kmultiarch.core.platform import Platform
+from kmultiarch.errors import InputError
+
+ARCH_LABEL = "kubernetes.io/arch"
+OS_LABEL = "kubernetes.io/os"
+#: The multiarch-tuning-operator's ENoExec monitor labels a pod so, and records an event with
+#: this reason (openshift/multiarch-tuning-operator, pkg/utils/const.go).
+EXEC_FORMAT_LABEL = "multiarch.openshift.io/exec-format-error"
+EXEC_FORMAT_REASON = "ExecFormatError"
+#: A ReplicaSet's pods carry the hash the Deployment controller appends to its name.
+POD_TEMPLATE_HASH = "pod-template-hash"
+#: How much of one message is kept and quoted.
+MAX_MESSAGE = 2000
+#: Labels of a pod that triage reads (its others are dropped when kept).
+_POD_LABELS = (EXEC_FORMAT_LABEL, POD_TEMPLATE_HASH, "job-name", "batch.kubernetes.io/job-name")
+
+EXEC_FORMAT = re.compile(r"exec format error", re.IGNORECASE)
+IMAGE_PLATFORM = re.compile(
+    r"no match for platform in manifest"
+    r"|no image found in (?:image index|manifest list) for architecture"
+    r"|no matching manifest for \S+ in the manifest list"
+    r"|image with reference \S+ was found but does not match the specified platform",
+    re.IGNORECASE,
+)
+_UNTOLERATED = re.compile(
+    r"(\d+) node\(s\) had (?:untolerated )?taints? \{([^:{}]*):\s*([^{}]*)\}"
+    r"|(\d+) node\(s\) had untolerated taint\(s\)"
+)
+_AFFINITY = re.compile(
+    r"(\d+) node\(s\) didn't match (?:Pod's node affinity(?:/selector)?|node selector)"
+)
+_SCALE_UP = re.compile(r"pod didn't trigger scale-up", re.IGNORECASE)
+
+FailureKind = Literal["exec-format-error", "image-platform", "unschedulable", "no-scale-up"]
+Cause = Literal[
+    "missing-constraint",
+    "image-lies",
+    "platform-pinned-digest",
+    "over-constrained",
+    "not-in-manifests",
+    "undetermined",
+]
+
+#: What each failure kind is called in messages.
+FAILURE_TEXT: dict[str, str] = {
+    "exec-format-error": "exec format error",
+    "image-platform": "no image for the node's platform",
+    "unschedulable": "FailedScheduling",
+    "no-scale-up": "NotTriggerScaleUp",
+}
+
+#: The causes as rules (SARIF, annotations, the Markdown summary), in the findings' model.
+CAUSES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        Rule(
+            "missing-constraint",
+            "MissingConstraint",
+            "The workload's template lacks the tolerations or node affinity its images need",
+            "Run `kmultiarch fix FILE` (with the policy and lock of your checks) and deploy "
+            "the result: the pods are then kept to the platforms their images run on.",
+        ),
+        Rule(
+            "image-lies",
+            "ImageLiesAboutItsPlatforms",
+            "The image's registry lists the node's platform, yet its program is not built for it",
+            "Run `kmultiarch verify IMAGE`: it reads the layers and names the program and its "
+            "machine. Rebuild the image for the platform, or keep the pods off it "
+            "(spec.verify: {mode: enforce}).",
+        ),
+        Rule(
+            "platform-pinned-digest",
+            "PlatformPinnedDigest",
+            "The image is pinned to one platform's manifest, not to the tag's index",
+            "Pin the digest of the index (the tag's digest) instead of one platform's child "
+            "manifest, then run `kmultiarch fix FILE`.",
+        ),
+        Rule(
+            "over-constrained",
+            "OverConstrained",
+            "A selector, an affinity or an untolerated taint leaves no node whose "
+            "architecture runs the images",
+            "Change the nodeSelector or node affinity to an architecture the images run on "
+            "and the cluster has, or tolerate the taint of the nodes they run on (the "
+            "policy's spec.tolerations, then `kmultiarch fix FILE`).",
+        ),
+        Rule(
+            "not-in-manifests",
+            "NotInManifests",
+            "The workload that made the failing pod is not in the manifests given",
+            "Give triage the manifests that render it (its chart, its kustomization, its "
+            "operator's resource), or fix the owner named.",
+        ),
+        Rule(
+            "undetermined",
+            "Undetermined",
+            "An architecture failure whose cause cannot be told: an image's platforms are "
+            "not known",
+            "Make the images resolvable (`kmultiarch inspect IMAGE`, the lock, spec.overrides) "
+            "and run triage again.",
+        ),
+    )
+}
+
+
+class DumpShapeError(InputError):
+    """An object of a cluster dump with a field of the wrong type (``spec.containers`` not a
+    list...): said with the object and the field; the reader adds the file."""
+
+
+# --- what is kept ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    api_version: str
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool = False
+
+    @property
+    def group(self) -> str:
+        return _group(self.api_version)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        value = f"={self.value}" if self.value else ""
+        return f"{self.key}{value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+
+    @property
+    def architecture(self) -> str:
+        return self.labels.get(ARCH_LABEL, "")
+
+    @property
+    def os(self) -> str:
+        return self.labels.get(OS_LABEL, "linux")
+
+    @property
+    def platform(self) -> Platform | None:
+        if not self.architecture:
+            return None
+        return Platform(self.os, self.architecture)
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """A container of a pod: its image in the spec and, from the status, what runs and the
+    reasons and messages of its ``state`` and ``lastState``."""
+
+    group: str  # containers, initContainers
+    name: str
+    image: str
+    status_image: str = ""
+    image_id: str = ""
+    #: (where, text): ``status.containerStatuses[0].lastState.terminated`` -> ``StartError:
+    #: failed to create containerd task: ... exec format error: unknown``.
+    states: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    owners: tuple[OwnerRef, ...]
+    node_name: str
+    containers: tuple[ContainerState, ...]
+    #: nodeSelector, affinity, tolerations: as the API holds them.
+    scheduling: Mapping[str, object]
+    phase: str = ""
+    #: (where, text) of the PodScheduled condition when it is False.
+    conditions: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+
+    @property
+    def display_name(self) -> str:
+        return f"Pod {self.namespace}/{self.name}" if self.namespace else f"Pod {self.name}"
+
+    def as_object(self) -> dict[str, object]:
+        """The pod as a minimal API object for the engine: its containers and scheduling
+        fields (not its node: the scheduler chose it, the template did not), and the
+        ``imageID`` of each container, so its images are judged as what was pulled."""
+        spec: dict[str, object] = {
+            key: value for key, value in self.scheduling.items() if value is not None
+        }
+        statuses: dict[str, list[dict[str, str]]] = {}
+        for container in self.containers:
+            entries = spec.setdefault(container.group, [])
+            assert isinstance(entries, list)
+            entries.append({"name": container.name, "image": container.image})
+            if container.image_id:
+                key = (
+                    "initContainerStatuses"
+                    if container.group == "initContainers"
+                    else ("containerStatuses")
+                )
+                statuses.setdefault(key, []).append(
+                    {"name": container.name, "imageID": container.image_id}
+                )
+        metadata: dict[str, object] = {"name": self.name}
+        if self.namespace:
+            metadata["namespace"] = self.namespace
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": metadata,
+            "spec": spec,
+            "status": statuses,
+        }
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """Any other object of the dump: who it is and who owns it (for the owner chain)."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    owners: tuple[OwnerRef, ...]
+
+    @property
+    def group(self) -> str:
+        return _group(self.api_version)
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event that may tell of an architecture failure, of either API group: core/v1
+    (``involvedObject``, ``message``, ``count``) or events.k8s.io/v1 (``regarding``, ``note``,
+    ``series.count``/``deprecatedCount``)."""
+
+    api_version: str
+    namespace: str
+    object_kind: str
+    object_name: str
+    object_uid: str
+    reason: str
+    message: str
+    type: str = ""
+    count: int = 1
+    reporter: str = ""
+    source: str = ""
+
+    @property
+    def where(self) -> str:
+        by = f" from {self.reporter}" if self.reporter else ""
+        times = f", x{self.count}" if self.count > 1 else ""
+        api = "core/v1" if self.api_version == "v1" else self.api_version
+        return f"event {self.type or 'Normal'} {self.reason}{by} ({api}{times})"
+
+
+@dataclass
+class ClusterState:
+    """What triage keeps of the dumps: bounded by what it is asked to keep (``max_kept``)."""
+
+    pods: dict[tuple[str, str], Pod] = field(default_factory=dict)
+    objects: dict[tuple[str, str, str, str], ObjectInfo] = field(default_factory=dict)
+    by_uid: dict[str, ObjectInfo] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    seen: int = 0
+
+    @property
+    def kept(self) -> int:
+        return len(self.pods) + len(self.objects) + len(self.events) + len(self.nodes)
+
+    def add(self, item: Mapping[str, object], source: str = "") -> bool:
+        """Keep what triage needs of one object; True when something was kept. Raises
+        :class:`DumpShapeError` for a field of the wrong type."""
+        self.seen += 1
+        api_version = _text(item.get("apiVersion"))
+        kind = _text(item.get("kind"))
+        group = _group(api_version)
+        if kind == "Pod" and group == "":
+            pod = pod_of(item, source)
+            if pod is None:
+                return False
+            self.pods[(pod.namespace, pod.name)] = pod
+            return True
+        if kind == "Event" and group in ("", "events.k8s.io"):
+            event = event_of(item, source)
+            if event is None:
+                return False
+            self.events.append(event)
+            return True
+        if kind == "Node" and group == "":
+            node = node_of(item)
+            self.nodes[node.name] = node
+            return True
+        if kind.endswith("List") or kind in _NOT_OWNERS:
+            return False
+        info = object_of(item)
+        if info is None:
+            return False
+        self.objects[(info.group, info.kind, info.namespace, info.name)] = info
+        if info.uid:
+            self.by_uid[info.uid] = info
+        return True
+
+    def events_of(self, pod: Pod) -> list[Event]:
+        """The events about ``pod``; one event read through both API groups (two dumps)
+        counted once."""
+        found: dict[tuple[str, str], Event] = {}
+        for event in self.events:
+            if event.object_kind == "Pod" and (
+                (event.object_uid and event.object_uid == pod.uid)
+                or (event.object_name == pod.name and event.namespace == pod.namespace)
+            ):
+                found.setdefault((event.reason, event.message), event)
+        return list(found.values())
+
+
+#: Kinds that own no pod: not kept for the owner chain.
+_NOT_OWNERS = frozenset(
+    {
+        "ConfigMap",
+        "Secret",
+        "Service",
+        "Endpoints",
+        "EndpointSlice",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "ControllerRevision",
+        "Lease",
+        "Namespace",
+        "CustomResourceDefinition",
+    }
+)
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _shape(value: object, expected: type, what: str) -> object:
+    """``value`` when it is of the ``expected`` type or absent (None), else a DumpShapeError."""
+    if value is None or isinstance(value, expected):
+        return value
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    raise DumpShapeError(f"{what} is not {names.get(expected, expected.__name__)}")
+
+
+def _mapping(value: object, what: str) -> Mapping[str, object]:
+    checked = _shape(value, dict, what)
+    return checked if isinstance(checked, dict) else {}
+
+
+def _sequence(value: object, what: str) -> list[object]:
+    checked = _shape(value, list, what)
+    return checked if isinstance(checked, list) else []
+
+
+def _string(value: object, what: str) -> str:
+    checked = _shape(value, str, what)
+    return checked if isinstance(checked, str) else ""
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def _metadata(item: Mapping[str, object], kind: str) -> tuple[str, str, str, Mapping[str, object]]:
+    metadata = _mapping(item.get("metadata"), f"{kind}: metadata")
+    name = _string(metadata.get("name"), f"{kind}: metadata.name")
+    where = f"{kind} {name}" if name else kind
+    namespace = _string(metadata.get("namespace"), f"{where}: metadata.namespace")
+    uid = _string(metadata.get("uid"), f"{where}: metadata.uid")
+    return name, namespace, uid, metadata
+
+
+def _owners(metadata: Mapping[str, object], where: str) -> tuple[OwnerRef, ...]:
+    owners: list[OwnerRef] = []
+    for position, entry in enumerate(
+        _sequence(metadata.get("ownerReferences"), f"{where}: metadata.ownerReferences")
+    ):
+        path = f"{where}: metadata.ownerReferences[{position}]"
+        reference = _mapping(entry, path)
+        owners.append(
+            OwnerRef(
+                _string(reference.get("apiVersion"), f"{path}.apiVersion"),
+                _string(reference.get("kind"), f"{path}.kind"),
+                _string(reference.get("name"), f"{path}.name"),
+                _string(reference.get("uid"), f"{path}.uid"),
+                reference.get("controller") is True,
+            )
+        )
+    return tuple(owners)
+
+
+def object_of(item: Mapping[str, object]) -> ObjectInfo | None:
+    kind = _text(item.get("kind"))
+    name, namespace, uid, metadata = _metadata(item, kind)
+    if not name:
+        return None
+    return ObjectInfo(
+        _text(item.get("apiVersion")),
+        kind,
+        namespace,
+        name,
+        uid,
+        _owners(metadata, f"{kind} {name}"),
+    )
+
+
+def node_of(item: Mapping[str, object]) -> Node:
+    name, _, _, metadata = _metadata(item, "Node")
+    where = f"Node {name}"
+    labels = {
+        str(key): str(value)
+        for key, value in _mapping(metadata.get("labels"), f"{where}: metadata.labels").items()
+        if isinstance(value, str)
+    }
+    spec = _mapping(item.get("spec"), f"{where}: spec")
+    taints = []
+    for position, entry in enumerate(_sequence(spec.get("taints"), f"{where}: spec.taints")):
+        path = f"{where}: spec.taints[{position}]"
+        taint = _mapping(entry, path)
+        taints.append(
+            Taint(
+                _string(taint.get("key"), f"{path}.key"),
+                _string(taint.get("value"), f"{path}.value"),
+                _string(taint.get("effect"), f"{path}.effect"),
+            )
+        )
+    return Node(name, labels, tuple(taints), spec.get("unschedulable") is True)
+
+
+_STATUS_KEYS = (("initContainers", "initContainerStatuses"), ("containers", "containerStatuses"))
+
+
+def pod_of(item: Mapping[str, object], source: str = "") -> Pod | None:
+    """The pod as triage keeps it, or None when it shows nothing triage could use: a pod
+    that runs, whose containers never failed, and that is not labelled by the operator's
+    monitor (events that come later name pods by uid and name; those not kept are running)."""
+    name, namespace, uid, metadata = _metadata(item, "Pod")
+    where = f"Pod {namespace}/{name}"
+    labels = _mapping(metadata.get("labels"), f"{where}: metadata.labels")
+    spec = _mapping(item.get("spec"), f"{where}: spec")
+    status = _mapping(item.get("status"), f"{where}: status")
+    phase = _string(status.get("phase"), f"{where}: status.phase")
+    containers: list[ContainerState] = []
+    for group, status_key in _STATUS_KEYS:
+        statuses: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {}
+        for position, entry in enumerate(
+            _sequence(status.get(status_key), f"{where}: status.{status_key}")
+        ):
+            path = f"status.{status_key}[{position}]"
+            container_status = _mapping(entry, f"{where}: {path}")
+            states: list[tuple[str, str]] = []
+            for state_key in ("state", "lastState"):
+                state = _mapping(container_status.get(state_key), f"{where}: {path}.{state_key}")
+                for phase_key in ("waiting", "terminated"):
+                    detail = _mapping(
+                        state.get(phase_key), f"{where}: {path}.{state_key}.{phase_key}"
+                    )
+                    reason = _text(detail.get("reason"))
+                    message = _text(detail.get("message"))
+                    if reason or message:
+                        text = f"{reason}: {message}" if reason and message else reason or message
+                        states.append((f"{path}.{state_key}.{phase_key}", _clip(text)))
+            statuses[_text(container_status.get("name"))] = (
+                _text(container_status.get("image")),
+                _text(container_status.get("imageID")),
+                tuple(states),
+            )
+        for position, entry in enumerate(_sequence(spec.get(group), f"{where}: spec.{group}")):
+            container = _mapping(entry, f"{where}: spec.{group}[{position}]")
+            container_name = _string(
+                container.get("name"), f"{where}: spec.{group}[{position}].name"
+            )
+            image = _string(container.get("image"), f"{where}: spec.{group}[{position}].image")
+            status_image, image_id, states_of = statuses.get(container_name, ("", "", ()))
+            containers.append(
+                ContainerState(group, container_name, image, status_image, image_id, states_of)
+            )
+    conditions: list[tuple[str, str]] = []
+    for position, entry in enumerate(
+        _sequence(status.get("conditions"), f"{where}: status.conditions")
+    ):
+        condition = _mapping(entry, f"{where}: status.conditions[{position}]")
+        if _text(condition.get("type")) == "PodScheduled" and _text(condition.get("status")) == (
+            "False"
+        ):
+            text = _text(condition.get("message")) or _text(condition.get("reason"))
+            if text:
+                conditions.append((f"status.conditions[{position}] PodScheduled", _clip(text)))
+    kept_labels = {key: str(labels[key]) for key in _POD_LABELS if isinstance(labels.get(key), str)}
+    pod = Pod(
+        namespace,
+        name,
+        uid,
+        kept_labels,
+        _owners(metadata, where),
+        _string(spec.get("nodeName"), f"{where}: spec.nodeName"),
+        tuple(containers),
+        {
+            key: spec[key]
+            for key in ("nodeSelector", "affinity", "tolerations")
+            if spec.get(key) is not None
+        },
+        phase,
+        tuple(conditions),
+        source,
+    )
+    interesting = (
+        phase not in ("Running", "Succeeded")
+        or kept_labels.get(EXEC_FORMAT_LABEL) == "true"
+        or any(container.states for container in containers)
+    )
+    return pod if interesting else None
+
+
+def event_of(item: Mapping[str, object], source: str = "") -> Event | None:
+    """The event when its reason or message may tell of an architecture failure, else None
+    (most of a cluster's events do not, and are not kept)."""
+    api_version = _text(item.get("apiVersion"))
+    name, namespace, _, _ = _metadata(item, "Event")
+    where = f"Event {namespace}/{name}"
+    new_api = _group(api_version) == "events.k8s.io"
+    reason = _string(item.get("reason"), f"{where}: reason")
+    message = _string(item.get("note" if new_api else "message"), f"{where}: message")
+    if not _relevant(reason, message):
+        return None
+    regarding = _mapping(
+        item.get("regarding" if new_api else "involvedObject"),
+        f"{where}: {'regarding' if new_api else 'involvedObject'}",
+    )
+    if new_api:
+        series = _mapping(item.get("series"), f"{where}: series")
+        count = series.get("count") or item.get("deprecatedCount") or 1
+        reporter = _text(item.get("reportingController"))
+    else:
+        count = item.get("count") or 1
+        origin = _mapping(item.get("source"), f"{where}: source")
+        reporter = _text(origin.get("component")) or _text(item.get("reportingComponent"))
+    return Event(
+        api_version,
+        _text(regarding.get("namespace")) or namespace,
+        _text(regarding.get("kind")),
+        _text(regarding.get("name")),
+        _text(regarding.get("uid")),
+        reason,
+        _clip(message),
+        _text(item.get("type")),
+        count if isinstance(count, int) and not isinstance(count, bool) else 1,
+        reporter,
+        source,
+    )
+
+
+def _relevant(reason: str, message: str) -> bool:
+    return (
+        reason in (EXEC_FORMAT_REASON, "FailedScheduling", "NotTriggerScaleUp")
+        or EXEC_FORMAT.search(message) is not None
+        or IMAGE_PLATFORM.search(message) is not None
+    )
+
+
+# --- recognising failures -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A failure as the cluster said it: where it was read and the text, quoted."""
+
+    kind: FailureKind
+    where: str
+    text: str
+    container: str = ""
+
+
+@dataclass(frozen=True)
+class SchedulingReasons:
+    """What a FailedScheduling or NotTriggerScaleUp message says about the architecture."""
+
+    untolerated: tuple[Taint, ...] = ()  # the taints named (effect unknown: NoSchedule)
+    untolerated_unnamed: int = 0  # "had untolerated taint(s)", newer schedulers
+    affinity: int = 0  # nodes that "didn't match Pod's node affinity/selector"
+
+
+def scheduling_reasons(message: str) -> SchedulingReasons:
+    taints: list[Taint] = []
+    unnamed = 0
+    for match in _UNTOLERATED.finditer(message):
+        if match.group(1) is not None:
+            taints.append(Taint(match.group(2).strip(), match.group(3).strip(), "NoSchedule"))
+        else:
+            unnamed += int(match.group(4))
+    affinity = sum(int(match.group(1)) for match in _AFFINITY.finditer(message))
+    return SchedulingReasons(tuple(dict.fromkeys(taints)), unnamed, affinity)
+
+
+@dataclass(frozen=True)
+class PodFailure:
+    """One pod's architecture failure: the evidence (the first is the headline)."""
+
+    pod: Pod
+    kind: FailureKind
+    evidence: tuple[Evidence, ...]
+    #: For scheduling failures: the architectures the pod's nodeSelector/affinity allow
+    #: (None: not constrained), the taints of arch-tainted nodes it does not tolerate.
+    required_architectures: frozenset[str] | None = None
+    untolerated: tuple[Taint, ...] = ()
+    node: Node | None = None
+
+    @property
+    def containers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e.container for e in self.evidence if e.container))
+
+
+def failures(state: ClusterState, taint_keys: Iterable[str] = (ARCH_LABEL,)) -> list[PodFailure]:
+    """Every architecture failure of the kept pods, in the dump's order. ``taint_keys``: the
+    keys of taints that keep pods off a platform (``kubernetes.io/arch``, and the keys of the
+    policy's per-platform tolerations)."""
+    keys = frozenset(taint_keys) | {ARCH_LABEL}
+    found: list[PodFailure] = []
+    for pod in state.pods.values():
+        found.extend(_pod_failures(pod, state, keys))
+    return found
+
+
+def _pod_failures(pod: Pod, state: ClusterState, keys: frozenset[str]) -> Iterator[PodFailure]:
+    node = state.nodes.get(pod.node_name) if pod.node_name else None
+    events = state.events_of(pod)
+    exec_format: list[Evidence] = []
+    pulls: list[Evidence] = []
+    for container in pod.containers:
+        for where, text in container.states:
+            if EXEC_FORMAT.search(text):
+                exec_format.append(
+                    Evidence(
+                        "exec-format-error", f"{where} ({container.name})", text, container.name
+                    )
+                )
+            elif IMAGE_PLATFORM.search(text):
+                pulls.append(
+                    Evidence("image-platform", f"{where} ({container.name})", text, container.name)
+                )
+    if pod.labels.get(EXEC_FORMAT_LABEL) == "true":
+        exec_format.append(
+            Evidence("exec-format-error", "metadata.labels", f"{EXEC_FORMAT_LABEL}=true")
+        )
+    scheduling: list[Evidence] = []
+    for event in events:
+        named = _container_named(pod, event.message)
+        if event.reason == EXEC_FORMAT_REASON or EXEC_FORMAT.search(event.message):
+            exec_format.append(Evidence("exec-format-error", event.where, event.message, named))
+        elif IMAGE_PLATFORM.search(event.message):
+            pulls.append(Evidence("image-platform", event.where, event.message, named))
+        elif event.reason == "FailedScheduling" or (
+            event.reason == "NotTriggerScaleUp" and _SCALE_UP.search(event.message)
+        ):
+            kind: FailureKind = (
+                "unschedulable" if event.reason == "FailedScheduling" else ("no-scale-up")
+            )
+            scheduling.append(Evidence(kind, event.where, event.message))
+    said = {item.text for item in scheduling}
+    for where, text in pod.conditions:
+        if "node(s)" in text and text not in said:
+            scheduling.append(Evidence("unschedulable", where, text))
+    if exec_format:
+        yield PodFailure(pod, "exec-format-error", tuple(exec_format), node=node)
+    if pulls:
+        yield PodFailure(pod, "image-platform", tuple(pulls), node=node)
+    if scheduling and not pod.node_name:
+        failure = _scheduling_failure(pod, scheduling, state, keys)
+        if failure is not None:
+            yield failure
+
+
+def _container_named(pod: Pod, message: str) -> str:
+    """The container an event's message names (``container "app"``, ``image "x"``)."""
+    for container in pod.containers:
+        if f'"{container.name}"' in message or (
+            container.image and f'"{container.image}"' in message
+        ):
+            return container.name
+    return ""
+
+
+def _scheduling_failure(
+    pod: Pod, evidence: list[Evidence], state: ClusterState, keys: frozenset[str]
+) -> PodFailure | None:
+    """A FailedScheduling/NotTriggerScaleUp failure when it concerns the architecture: a taint
+    of ``keys`` left untolerated, or the pod's selector or affinity on the architecture while
+    nodes of other architectures were there."""
+    required = required_architectures(pod.scheduling)
+    tolerations = _sequence_of_mappings(pod.scheduling.get("tolerations"))
+    untolerated: dict[Taint, None] = {}
+    kept: list[Evidence] = []
+    for item in evidence:
+        reasons = scheduling_reasons(item.text)
+        named = [taint for taint in reasons.untolerated if taint.key in keys]
+        if reasons.untolerated_unnamed:
+            named.extend(
+                taint
+                for node in state.nodes.values()
+                for taint in node.taints
+                if taint.key in keys
+                and taint.effect in ("NoSchedule", "NoExecute")
+                and not tolerated(taint, tolerations)
+            )
+        on_architecture = bool(reasons.affinity) and required is not None
+        if named or on_architecture:
+            untolerated.update(dict.fromkeys(named))
+            kept.append(item)
+    if not kept:
+        return None
+    return PodFailure(
+        pod,
+        kept[0].kind,
+        tuple(kept),
+        required_architectures=required,
+        untolerated=tuple(untolerated),
+    )
+
+
+def _sequence_of_mappings(value: object) -> list[Mapping[str, object]]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def tolerated(taint: Taint, tolerations: Sequence[Mapping[str, object]]) -> bool:
+    """Whether a toleration of the pod tolerates ``taint`` (the API's matching rules)."""
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.effect:
+            continue
+        key = toleration.get("key")
+        operator = toleration.get("operator") or "Equal"
+        if not key:
+            if operator == "Exists":
+                return True
+            continue
+        if key != taint.key:
+            continue
+        if operator == "Exists" or str(toleration.get("value") or "") == taint.value:
+            return True
+    return False
+
+
+def required_architectures(scheduling: Mapping[str, object]) -> frozenset[str] | None:
+    """The architectures a pod's nodeSelector and required node affinity allow (None: they
+    say nothing of ``kubernetes.io/arch``). Terms are ORed: a term without an arch
+    requirement allows every architecture."""
+    allowed: set[str] | None = None
+    selector = scheduling.get("nodeSelector")
+    if isinstance(selector, Mapping) and isinstance(selector.get(ARCH_LABEL), str):
+        allowed = {str(selector[ARCH_LABEL])}
+    affinity = scheduling.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = (
+        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_affinity, Mapping)
+        else None
+    )
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    if isinstance(terms, list) and terms:
+        from_terms: set[str] = set()
+        for term in terms:
+            expressions = term.get("matchExpressions") if isinstance(term, Mapping) else None
+            term_values: set[str] | None = None
+            for expression in _sequence_of_mappings(expressions):
+                if expression.get("key") != ARCH_LABEL or expression.get("operator") != "In":
+                    continue
+                values = expression.get("values")
+                found = {str(v) for v in values} if isinstance(values, list) else set()
+                term_values = found if term_values is None else term_values & found
+            if term_values is None:
+                return frozenset(allowed) if allowed is not None else None
+            from_terms |= term_values
+        allowed = from_terms if allowed is None else allowed & from_terms
+    return frozenset(allowed) if allowed is not None else None
+
+
+# --- classifying ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """What is known of one container's image: its registry's platforms (None: not
+    resolved), the digest it is pinned to, whether that digest is one platform's manifest
+    (not an index), and the verification verdict for the node's platform, when it ran."""
+
+    container: str
+    image: str
+    platforms: frozenset[Platform] | None
+    pinned: bool = False
+    single_manifest: bool = False
+    verification: str = ""
+
+
+@dataclass(frozen=True)
+class TemplateFacts:
+    """What the engine says of a pod spec: the workload's template in the manifests (with its
+    file and line), or the pod's own spec (no file)."""
+
+    resource: ResourceRef
+    status: str  # the engine's PodStatus
+    changes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    source: str = ""
+    line: int | None = None
+    images: Mapping[str, str] = field(default_factory=dict)  # container -> image
+    pinned_digest_findings: tuple[str, ...] = ()  # the engine's platform-pinned-digest
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    cause: Cause
+    detail: str
+    next_step: str
+
+
+def classify(
+    failure: PodFailure,
+    images: Sequence[ImageFacts],
+    template: TemplateFacts | None,
+    pod_view: TemplateFacts | None,
+    *,
+    manifests_given: bool,
+    owner: str,
+    cluster_architectures: frozenset[str] = frozenset(),
+) -> Diagnosis | None:
+    """The cause of one failure and what to do; None when a scheduling failure turns out not
+    to concern the architecture. ``template``: the workload's template found in the manifests
+    (None: not found); ``pod_view``: the engine on the pod's own spec; ``owner``: how to name
+    the workload that made the pod; ``cluster_architectures``: those of the dump's nodes."""
+    involved = [
+        image for image in images if not failure.containers or image.container in failure.containers
+    ] or list(images)
+    if failure.kind in ("unschedulable", "no-scale-up"):
+        return _scheduling_cause(
+            failure, involved, template, pod_view, manifests_given, owner, cluster_architectures
+        )
+    node_platform = failure.node.platform if failure.node is not None else None
+    fix = _fix_command(template)
+    pinned = _pinned(involved, node_platform, template)
+    if pinned is not None:
+        return Diagnosis(
+            "platform-pinned-digest",
+            pinned,
+            "pin the digest of the tag's index instead"
+            + (f", then run `{fix}`" if fix else f" in the template of {owner}"),
+        )
+    if failure.kind == "exec-format-error" and node_platform is not None:
+        liars = [
+            image
+            for image in involved
+            if image.platforms is not None and _runs_on(image.platforms, node_platform)
+        ]
+        if liars:
+            image = liars[0]
+            verdict = f"; verification: {image.verification}" if image.verification else ""
+            return Diagnosis(
+                "image-lies",
+                f"the registry of {image.image} lists {node_platform}, the node's platform, yet "
+                f"container {image.container!r} died there with exec format error{verdict}",
+                f"kmultiarch verify {image.image}",
+            )
+    if any(image.platforms is None for image in involved) and (
+        template is None or template.status == "unresolved"
+    ):
+        unknown = next(image for image in involved if image.platforms is None)
+        return Diagnosis(
+            "undetermined",
+            f"the platforms of {unknown.image} are not known (it could not be resolved)",
+            f"kmultiarch inspect {unknown.image}",
+        )
+    if template is None:
+        return _without_template(pod_view, manifests_given, owner, "")
+    if template.status == "needs-change":
+        return _missing(template, owner)
+    if template.status in ("no-common-platform", "scheduling-conflict"):
+        return Diagnosis(
+            "over-constrained",
+            "; ".join(template.problems) or "the template's constraints exclude its images",
+            f"change the nodeSelector/affinity in {template.source}:{template.line}",
+        )
+    view = _view_text(pod_view)
+    return Diagnosis(
+        "missing-constraint",
+        "the manifests already keep the pod where its images run: the cluster runs another "
+        "render than the files" + (f" (in the cluster, {view})" if view else ""),
+        f"deploy {template.source} again (render and apply it)",
+    )
+
+
+def _fix_command(template: TemplateFacts | None) -> str:
+    if template is None or not template.source or template.source.startswith("<"):
+        return ""
+    return f"kmultiarch fix {template.source}"
+
+
+def _missing(template: TemplateFacts, owner: str) -> Diagnosis:
+    fix = _fix_command(template)
+    return Diagnosis(
+        "missing-constraint",
+        f"{template.resource.display_name} lacks what mutate would add: "
+        + "; ".join(template.changes),
+        fix or f"add it to the manifest of {owner} (`kmultiarch mutate` on its render)",
+    )
+
+
+def _without_template(
+    pod_view: TemplateFacts | None, manifests_given: bool, owner: str, problem: str
+) -> Diagnosis:
+    """No template in the manifests: named by its owner, with what the pod's own spec says."""
+    detail = problem or _view_text(pod_view)
+    if manifests_given:
+        return _not_in_manifests(owner, detail)
+    if problem:
+        return Diagnosis(
+            "over-constrained",
+            problem,
+            f"change the nodeSelector/affinity or tolerations of {owner}'s pod template",
+        )
+    return Diagnosis(
+        "missing-constraint",
+        detail or "the pod's template lacks the constraint its images need",
+        f"add it to the pod template of {owner} (`kmultiarch fix` on the file that renders it)",
+    )
+
+
+def _scheduling_cause(
+    failure: PodFailure,
+    images: Sequence[ImageFacts],
+    template: TemplateFacts | None,
+    pod_view: TemplateFacts | None,
+    manifests_given: bool,
+    owner: str,
+    cluster: frozenset[str],
+) -> Diagnosis | None:
+    runs_on = _architectures(images)
+    # An arch taint of nodes the images do not run on is not why the pod waits.
+    taints = [
+        taint
+        for taint in failure.untolerated
+        if runs_on is None or taint.key != ARCH_LABEL or taint.value in runs_on
+    ]
+    view = template if template is not None else pod_view
+    if taints and view is not None and view.status == "needs-change":
+        if template is None:
+            return _without_template(pod_view, manifests_given, owner, "")
+        return _missing(template, owner)
+    problem = ""
+    if taints:
+        taint = taints[0]
+        runs_there = runs_on is not None and taint.value in runs_on
+        problem = f"the taint {taint.key}={taint.value} is not tolerated" + (
+            ", though the images run there" if runs_there else ""
+        )
+    else:
+        problem = _affinity_problem(failure.required_architectures, runs_on, cluster) or ""
+    if (
+        not problem
+        and template is not None
+        and template.status
+        in (
+            "no-common-platform",
+            "scheduling-conflict",
+        )
+    ):
+        problem = "; ".join(template.problems)
+    if not problem:
+        return None
+    if template is None:
+        return _without_template(pod_view, manifests_given, owner, problem)
+    where = f"{template.source}:{template.line}" if template.source else owner
+    return Diagnosis(
+        "over-constrained",
+        problem,
+        f"change the nodeSelector/affinity or the tolerations in {where}",
+    )
+
+
+def _architectures(images: Sequence[ImageFacts]) -> frozenset[str] | None:
+    known = [image.platforms for image in images if image.platforms is not None]
+    if not known:
+        return None
+    return frozenset.intersection(*[frozenset(p.architecture for p in s) for s in known])
+
+
+def _affinity_problem(
+    required: frozenset[str] | None, runs_on: frozenset[str] | None, cluster: frozenset[str]
+) -> str | None:
+    if required is None or runs_on is None:
+        return None
+    wanted = ", ".join(sorted(required))
+    if not required & runs_on:
+        return (
+            f"the pod requires {ARCH_LABEL} in [{wanted}], where its images do not run (they "
+            f"run on {', '.join(sorted(runs_on)) or 'no architecture in common'})"
+        )
+    if cluster and not required & cluster and runs_on & cluster:
+        return (
+            f"the pod requires {ARCH_LABEL} in [{wanted}] and no node of the cluster has it; "
+            f"its images run on {', '.join(sorted(runs_on & cluster))}, which the cluster has"
+        )
+    return None
+
+
+def _view_text(view: TemplateFacts | None) -> str:
+    if view is None or view.status != "needs-change":
+        return ""
+    return "its pods lack what mutate would add: " + "; ".join(view.changes)
+
+
+def _not_in_manifests(owner: str, detail: str) -> Diagnosis:
+    return Diagnosis(
+        "not-in-manifests",
+        f"{owner} is not in the manifests given" + (f"; {detail}" if detail else ""),
+        f"find what renders {owner} and give it to triage, or fix it there",
+    )
+
+
+def _runs_on(platforms: frozenset[Platform], node: Platform) -> bool:
+    return any(p.os == node.os and p.architecture == node.architecture for p in platforms)
+
+
+def _pinned(
+    images: Sequence[ImageFacts], node: Platform | None, template: TemplateFacts | None
+) -> str | None:
+    """Why the failure comes from a digest pinned to one platform's manifest, or None."""
+    if template is not None and template.pinned_digest_findings:
+        return template.pinned_digest_findings[0]
+    for image in images:
+        if not (image.pinned and image.single_manifest and image.platforms):
+            continue
+        if node is not None and _runs_on(image.platforms, node):
+            continue
+        only = ", ".join(sorted(str(p) for p in image.platforms))
+        on = f", and the pod ran on {node}" if node is not None else ""
+        return (
+            f"{image.image} names the digest of one platform's manifest ({only}), not of an "
+            f"index{on}"
+        )
+    return None
+
+
+__all__ = [
+    "ARCH_LABEL",
+    "CAUSES",
+    "EXEC_FORMAT_LABEL",
+    "EXEC_FORMAT_REASON",
+    "ClusterState",
+    "ContainerState",
+    "Diagnosis",
+    "DumpShapeError",
+    "Event",
+    "Evidence",
+    "ImageFacts",
+    "Node",
+    "ObjectInfo",
+    "OwnerRef",
+    "Pod",
+    "PodFailure",
+    "SchedulingReasons",
+    "Taint",
+    "TemplateFacts",
+    "classify",
+    "failures",
+    "required_architectures",
+    "scheduling_reasons",
+    "tolerated",
+]
