@@ -17,7 +17,6 @@ warnings on stderr.
 from __future__ import annotations
 
 import re
-import secrets
 
 _UNPRINTABLE = re.compile(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
@@ -67,6 +66,8 @@ def github_verbatim(text: str) -> list[str]:
     (``::add-mask::``, ``::stop-commands::``, ``##[error]``...), is taken for a command. The
     lines are cut where the runner cuts them (CR, LF, CRLF); the runner compares the token
     without case."""
+    import secrets  # for GitHub annotations only: not a cost of every run
+
     token = secrets.token_hex(16)
     while token in text.lower():  # pragma: no cover - 128 random bits
         token = secrets.token_hex(16)

@@ -21,7 +21,6 @@ from kmultiarch.core.findings import NEEDS_SCHEDULING
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output import default_format
 from kmultiarch.output.check import FORMATTERS
-from kmultiarch.output.flux import component_files, staleness, targeted_patches
 from kmultiarch.output.gitlab import format_gitlab
 from kmultiarch.output.markdown import format_markdown
 
@@ -56,6 +55,8 @@ def check_manifests(
     stale = False
     if component is not None:
         # Computed (and a Component that cannot be written refused) before anything is said.
+        from kmultiarch.output.flux import component_files, targeted_patches
+
         wanted = component_files(targeted_patches(result))
         stale = _component_is_stale(Path(component), wanted, options, paths, sources, skipped)
         # What mutate would change is the Component's to change, not a failure of the
@@ -107,6 +108,7 @@ def _component_is_stale(
     """Whether the Component in ``directory`` differs from what ``mutate --output kustomize``
     would write; when it does, say which files and the command that rewrites them."""
     from kmultiarch.cli.session import fail, note
+    from kmultiarch.output.flux import staleness
 
     differences = staleness(wanted, read_component(directory, list(wanted)))
     if not differences:

@@ -15,14 +15,6 @@ from kmultiarch.core.findings import count_of
 from kmultiarch.engine import EngineResult, summarise
 from kmultiarch.errors import InputError, WriteError
 from kmultiarch.io.inputs import collect_inputs, write_all_atomically
-from kmultiarch.output.flux import (
-    KUSTOMIZATION,
-    OTHER_KUSTOMIZATION_NAMES,
-    component_files,
-    helmrelease_post_renderers,
-    is_written_by_kmultiarch,
-    targeted_patches,
-)
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -52,9 +44,13 @@ def mutate(
     if output == "patch":
         sys.stdout.write(json.dumps(patches(result), indent=2) + "\n")
     elif output == "kustomize":
+        from kmultiarch.output.flux import component_files, targeted_patches
+
         assert output_dir is not None
         write_component(Path(output_dir), component_files(targeted_patches(result)), options)
     elif output == "helmrelease-patches":
+        from kmultiarch.output.flux import helmrelease_post_renderers, targeted_patches
+
         sys.stdout.write(helmrelease_post_renderers(targeted_patches(result)))
     elif in_place:
         write_all_atomically({name: result.output_of(name) for name in result.changed_sources()})
@@ -97,6 +93,8 @@ def read_component(directory: Path, wanted: list[str]) -> dict[str, str]:
     """The files of ``directory`` that ``--output kustomize`` wrote (their first line says so),
     and any file of a name in ``wanted``, by name. Nothing when the directory does not exist;
     InputError when it is not a directory or a file cannot be read."""
+    from kmultiarch.output.flux import is_written_by_kmultiarch
+
     if not directory.exists():
         return {}
     if not directory.is_dir():
@@ -126,6 +124,12 @@ def write_component(directory: Path, files: dict[str, str], options: RunOptions)
     before ``kustomization.yaml``; then remove the files of an earlier run that are no longer
     written. A file kmultiarch did not write is never replaced nor removed: refused before
     anything is written."""
+    from kmultiarch.output.flux import (
+        KUSTOMIZATION,
+        OTHER_KUSTOMIZATION_NAMES,
+        is_written_by_kmultiarch,
+    )
+
     present = read_component(directory, list(files))
     foreign = sorted(name for name, text in present.items() if not is_written_by_kmultiarch(text))
     if foreign:
