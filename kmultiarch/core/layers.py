@@ -1,15 +1,56 @@
-"""An image's file system as its layers' tar headers tell it, read incrementally.
+"""An image's file system as the runtime builds it from its layers' tar archives.
 
 Pure: bytes in, plain values out. :class:`TarStream` reads a tar archive a chunk at a time
-(ustar, GNU long names and links, PAX extended headers; POSIX.1-2001), calling back for each
-entry so the caller chooses which entries' data it keeps; nothing but headers is buffered.
-:class:`LayerIndex` records one layer's entries, whiteouts (``.wh.NAME`` deletes ``NAME`` from
-the layers below) and opaque directories (``.wh..wh..opq``: the layers below contribute nothing
-to the directory), as OCI image-spec ``layer.md`` defines them. :func:`lookup` and
-:func:`resolve` answer over the layers top first, the way the merged file system of a
-container answers, with symbolic links (absolute and relative, chains, loops bounded as Linux
-bounds them) followed inside the image; a layer not yet read whole answers only for what it
-has shown, so the caller knows which layer to read next (:class:`Pending`).
+and hands each entry over exactly as Go's ``archive/tar`` reader (the one containerd and
+CRI-O extract layers with) returns it: ``src/archive/tar/reader.go``, ``Reader.next``,
+``readHeader`` and ``handleRegularFile``. In particular:
+
+- a GNU long name (``L``) or long link (``K``) wins over a PAX ``path``/``linkpath``
+  record (``mergePAX`` runs first, then ``if gnuLongName != "" { hdr.Name = gnuLongName }``);
+  a PAX record with an empty value keeps the header's own field (``mergePAX``); a recognised
+  GNU sparse PAX header's ``GNU.sparse.name`` wins over both (``readGNUSparsePAXHeaders``);
+- meta headers apply to the next entry only; a PAX global header (``g``) is returned as an
+  entry of its own, named by its own records, and drops pending meta headers;
+- the USTAR prefix joins the name for USTAR/PAX headers (155 bytes) and star headers (131),
+  never for GNU ones (whose prefix field holds times);
+- a header-only type (hard and symbolic links, devices, directories, FIFOs) carries no data,
+  whatever its size field says (``isHeaderOnlyType``); numbers are parsed as
+  ``parseNumeric`` does (base-256, or octal with NULs and spaces trimmed at both ends);
+- type ``\\0`` with a trailing slash is a directory (after the long names are applied);
+- the archive ends at two zero blocks, or at one followed by the end of the stream; a zero
+  block followed by anything else is an error.
+
+:class:`LayerIndex` records one layer as containerd's ``applyNaive`` (``pkg/archive/tar.go``)
+extracts it, every entry in order, the last one at a path winning (the path is removed and
+created again, ``os.RemoveAll`` then ``createTarFile``):
+
+- names are cleaned as ``filepath.Clean`` then ``fs.RootPath`` clean them: ``..`` never
+  climbs above the root, so ``../bin/app`` is ``/bin/app``; a name that is the root is
+  skipped;
+- an entry replacing a directory with something else deletes what the layer put under it
+  before; a hard link shares the file its target names at that moment (``os.Link``; a later
+  entry at the target's path is a new file), and its mode becomes the shared file's
+  (``lchmod`` after ``link``);
+- ``.wh.NAME`` deletes ``NAME`` from the layers below and ``.wh..wh..opq`` hides what they
+  hold in a directory (OCI image-spec ``layer.md``).
+
+Where the runtimes' result is not one thing, or not a thing kmultiarch follows, the layer
+records it as :attr:`LayerIndex.ambiguous` (a path) or :attr:`LayerIndex.refused` (the whole
+layer), and any lookup that meets it answers :class:`Ambiguous`: a whiteout and an entry of
+the same path in one layer (containerd's naive applier removes the entry, its overlay
+applier, ``OverlayConvertWhiteout``'s ``mknod``, fails or keeps it); an entry under a path
+the layer made a symbolic link or a file (``fs.RootPath`` follows the link, elsewhere); a
+directory that replaced a non-directory in the same layer (merged with the layers below or
+not, by applier); an entry under a directory that is a symbolic link in the layers below
+(followed by the naive applier on the merged mount, not by the overlay one on the upper
+directory); a hard link to a file of another layer, or to a link; a PAX global header (its
+name is removed, ``os.RemoveAll``, before it is ignored); a type containerd refuses
+(``unhandled tar header type``).
+
+:func:`lookup` and :func:`resolve` answer over the layers top first, the way the merged file
+system of a container answers, with symbolic links followed inside the image. A layer not
+read whole answers nothing (a later entry may replace any it showed): the caller reads it
+(:class:`Pending`).
 
 Windows layers keep the file system under ``Files/`` (``C:\\app\\app.exe`` is
 ``Files/app/app.exe``), and their names are compared without regard to case.
@@ -29,6 +70,7 @@ __all__ = [
     "OPAQUE",
     "WHITEOUT_PREFIX",
     "Absent",
+    "Ambiguous",
     "DataSink",
     "EntryKind",
     "IndexedEntry",
@@ -56,12 +98,13 @@ LINK_LIMIT = 40
 MAX_META_BYTES = 1024 * 1024
 WINDOWS_ROOT = "Files"
 
-EntryKind = Literal["file", "dir", "symlink", "hardlink", "other"]
+#: ``global``: a PAX global header, returned by Go's reader as an entry of its own;
+#: ``refused``: a type containerd's ``createTarFile`` refuses (the layer cannot be applied).
+EntryKind = Literal["file", "dir", "symlink", "hardlink", "other", "global", "refused"]
 
 _KINDS: dict[bytes, EntryKind] = {
     b"0": "file",
     b"\0": "file",
-    b"7": "file",
     b"S": "file",
     b"1": "hardlink",
     b"2": "symlink",
@@ -70,7 +113,10 @@ _KINDS: dict[bytes, EntryKind] = {
     b"4": "other",
     b"6": "other",
 }
+#: Go's isHeaderOnlyType: these carry no data whatever their size field says.
+_HEADER_ONLY = frozenset({b"1", b"2", b"3", b"4", b"5", b"6"})
 _META = frozenset({b"L", b"K", b"x", b"g"})
+_SPARSE_VERSIONS = frozenset({("0", "0"), ("0", "1"), ("1", "0")})
 
 
 class TarError(ValueError):
@@ -79,8 +125,8 @@ class TarError(ValueError):
 
 @dataclass(frozen=True)
 class TarHeader:
-    """One archive entry as its headers say it: the name and link target as written (GNU
-    and PAX long forms applied), the mode bits, and the size of the data that follows.
+    """One archive entry as Go's reader returns it: the name and link target (GNU and PAX
+    long forms applied), the mode bits, and the size of the data that follows.
     ``readable``: the data is the file's bytes (not so for GNU sparse files)."""
 
     name: str
@@ -89,6 +135,7 @@ class TarHeader:
     size: int
     link: str = ""
     readable: bool = True
+    typeflag: str = ""
 
 
 class DataSink(Protocol):
@@ -100,7 +147,7 @@ class DataSink(Protocol):
 class TarStream:
     """A tar archive read a chunk at a time. ``on_entry`` is called with each entry's header
     and returns where its data goes (None: skipped). :attr:`finished` turns True at the
-    archive's end (its first zero block)."""
+    archive's end (two zero blocks)."""
 
     def __init__(self, on_entry: Callable[[TarHeader], DataSink | None]) -> None:
         self._on_entry = on_entry
@@ -110,16 +157,18 @@ class TarStream:
         self._sink: DataSink | None = None
         self._meta: bytearray | None = None  # collecting a GNU long name or PAX header
         self._meta_kind = b""
-        self._long_name: str | None = None
-        self._long_link: str | None = None
+        self._meta_block = b""
+        self._long_name = ""
+        self._long_link = ""
         self._pax: dict[str, str] = {}
+        self._zero_block = False
         self.finished = False
         self.entries = 0
 
     @property
     def at_boundary(self) -> bool:
         """Whether the bytes fed so far end between entries (not inside a header, an entry's
-        data or its padding)."""
+        data or its padding): where Go's reader may meet the end of the stream."""
         return not (self._buffer or self._remaining or self._padding or self._meta is not None)
 
     def feed(self, data: bytes) -> None:
@@ -154,16 +203,20 @@ class TarStream:
             self._sink.feed(chunk)
 
     def _header(self, block: bytes) -> None:
+        # Go's readHeader: two zero blocks end the archive; one and then more is an error.
         if block.count(0) == BLOCK:
-            self.finished = True
+            if self._zero_block:
+                self.finished = True
+            self._zero_block = True
             return
+        if self._zero_block:
+            raise TarError("a damaged tar archive (a zero block, then more headers)")
         _check_sum(block)
         typeflag = block[156:157]
         size = _number(block[124:136])
-        self._padding = -size % BLOCK
-        self._remaining = size
         if typeflag in _META:
-            self._meta, self._meta_kind = bytearray(), typeflag
+            self._start_data(size)
+            self._meta, self._meta_kind, self._meta_block = bytearray(), typeflag, block
             if not size:
                 self._end_meta()
             return
@@ -171,31 +224,47 @@ class TarStream:
         self.entries += 1
         self._sink = self._on_entry(header)
 
+    def _start_data(self, size: int) -> None:
+        if size < 0:
+            raise TarError("a negative size in a tar header")
+        self._remaining, self._padding = size, -size % BLOCK
+
     def _entry(self, block: bytes, typeflag: bytes, size: int) -> TarHeader:
-        name = _field(block[0:100])
-        if block[257:263] == b"ustar\0" and block[345:500].strip(b"\0"):
-            name = f"{_field(block[345:500])}/{name}"
+        name = _header_name(block)
         link = _field(block[157:257])
         pax, self._pax = self._pax, {}
-        if self._long_name is not None:
-            name, self._long_name = self._long_name, None
-        if self._long_link is not None:
-            link, self._long_link = self._long_link, None
-        name = pax.get("path", name)
-        link = pax.get("linkpath", link)
-        if "size" in pax:
+        long_name, long_link = self._long_name, self._long_link
+        self._long_name = self._long_link = ""
+        # mergePAX: a record with an empty value keeps the header's field.
+        name = pax.get("path") or name
+        link = pax.get("linkpath") or link
+        if pax.get("size"):
             size = _pax_number(pax["size"])
-            self._remaining, self._padding = size, -size % BLOCK
-        kind = _KINDS.get(typeflag, "other")
-        if kind == "file" and typeflag != b"7" and name.endswith("/"):
-            kind = "dir"  # old archives mark directories with a trailing slash only
-        sparse = typeflag == b"S" or any(key.startswith("GNU.sparse.") for key in pax)
+        # then the GNU long names, over the PAX records
+        name = long_name or name
+        link = long_link or link
+        sparse = typeflag == b"S"
+        major, minor = pax.get("GNU.sparse.major", ""), pax.get("GNU.sparse.minor", "")
+        if (major, minor) in _SPARSE_VERSIONS or (
+            not major and not minor and pax.get("GNU.sparse.map")
+        ):
+            sparse = True
+            name = pax.get("GNU.sparse.name") or name
+        if typeflag == b"\0":
+            typeflag = b"5" if name.endswith("/") else b"0"
+        self._start_data(0 if typeflag in _HEADER_ONLY else size)
+        if typeflag == b"S" and block[482]:
+            # The old GNU sparse map continues in extension blocks this reader does not
+            # parse: reading on would not see the entries Go's reader sees.
+            raise TarError(f"{name}: a GNU sparse file with an extended map, not read")
+        kind = _KINDS.get(typeflag, "refused")
         mode = _number(block[100:108]) & 0o7777
-        return TarHeader(name, kind, mode, size, link, readable=not sparse)
+        flag = typeflag.decode("latin-1")
+        return TarHeader(name, kind, mode, size, link, readable=not sparse, typeflag=flag)
 
     def _end_meta(self) -> None:
         assert self._meta is not None
-        raw, kind = bytes(self._meta), self._meta_kind
+        raw, kind, block = bytes(self._meta), self._meta_kind, self._meta_block
         self._meta = None
         if kind == b"L":
             self._long_name = _text(raw.split(b"\0", 1)[0])
@@ -203,7 +272,26 @@ class TarStream:
             self._long_link = _text(raw.split(b"\0", 1)[0])
         elif kind == b"x":
             self._pax = _pax_records(raw)
-        # b"g": global PAX headers hold no path or size of any one entry; they are skipped.
+        else:
+            # A global header is an entry of its own (named by its own records, mergePAX),
+            # and what meta headers came before it apply to nothing (Go's next() returns).
+            records = _pax_records(raw)
+            name = records.get("path") or _header_name(block)
+            self._pax, self._long_name, self._long_link = {}, "", ""
+            self.entries += 1
+            self._on_entry(TarHeader(name, "global", 0, 0, typeflag="g"))
+
+
+def _header_name(block: bytes) -> str:
+    """The name field, joined to the prefix as Go's readHeader joins it: USTAR/PAX (magic
+    ``ustar\\0``) 155 bytes of prefix, star (and trailer ``tar\\0``) 131, GNU none."""
+    name = _field(block[0:100])
+    if block[257:263] == b"ustar\0":
+        end = 476 if block[508:512] == b"tar\0" else 500
+        prefix = _field(block[345:end])
+        if prefix:
+            name = f"{prefix}/{name}"
+    return name
 
 
 def _check_sum(block: bytes) -> None:
@@ -218,12 +306,14 @@ def _check_sum(block: bytes) -> None:
 
 
 def _number(raw: bytes) -> int:
-    """A numeric header field: octal text, or GNU base-256 (first byte's high bit set)."""
+    """A numeric header field as Go's parseNumeric reads it: base-256 (first byte's high bit
+    set; a negative one refused), else octal with NULs and spaces trimmed at both ends, up to
+    the first NUL left."""
     if raw and raw[0] & 0x80:
-        if raw[0] == 0xFF:
+        if raw[0] & 0x40:
             raise TarError("a negative number in a tar header")
         return int.from_bytes(bytes([raw[0] & 0x7F]) + raw[1:], "big")
-    text = raw.split(b"\0", 1)[0].strip(b" ")
+    text = raw.strip(b" \0").split(b"\0", 1)[0]
     if not text:
         return 0
     try:
@@ -247,17 +337,16 @@ def _text(raw: bytes) -> str:
 
 
 def _pax_records(raw: bytes) -> dict[str, str]:
-    """``"%d %s=%s\\n"`` records, each length counting the whole record."""
+    """``"%d %s=%s\\n"`` records, each length counting the whole record (Go's
+    parsePAXRecord); a later record of a key replaces an earlier one."""
     records: dict[str, str] = {}
     position = 0
     while position < len(raw):
         space = raw.find(b" ", position, position + 21)
         if space < 0:
-            if not raw[position:].strip(b"\0"):
-                break
             raise TarError("a damaged PAX header")
         length_text = raw[position:space]
-        if not length_text.isdigit() or int(length_text) <= space - position:
+        if not length_text.isdigit() or int(length_text) < 5:
             raise TarError("a damaged PAX header")
         end = position + int(length_text)
         record = raw[space + 1 : end]
@@ -275,7 +364,11 @@ def _pax_records(raw: bytes) -> dict[str, str]:
 @dataclass(frozen=True)
 class IndexedEntry:
     """An entry of a layer: its path in the image (``usr/bin/env``, no leading slash; for
-    Windows without ``Files/``), kind, mode, size, and link target as written."""
+    Windows without ``Files/``), kind, mode, size, and link target as written.
+
+    ``ordinal``: its place in the layer (0 first). ``data``: the ordinal of the file whose
+    bytes it has: its own for a file, its target's (at the time of the link) for a hard
+    link, -1 when that is not known (a hard link to another layer)."""
 
     path: str
     kind: EntryKind
@@ -283,6 +376,8 @@ class IndexedEntry:
     size: int = 0
     link: str = ""
     readable: bool = True
+    ordinal: int = 0
+    data: int = -1
 
 
 def path_key(path: str, windows: bool) -> str:
@@ -291,16 +386,28 @@ def path_key(path: str, windows: bool) -> str:
 
 
 def _normalised(name: str) -> str | None:
-    """An archive name as a path from the root (``./usr/bin/`` -> ``usr/bin``); None for the
-    root itself or a name that climbs out of it."""
+    """An archive name as a path from the root, cleaned as containerd cleans it
+    (``filepath.Clean``, then ``fs.RootPath``: ``..`` never above the root, so
+    ``../bin/app`` is ``bin/app``); None for the root itself."""
     parts: list[str] = []
     for part in name.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
-            return None
+            if parts:
+                parts.pop()
+            continue
         parts.append(part)
     return "/".join(parts) or None
+
+
+def _ancestors(key: str) -> list[str]:
+    """``a/b/c`` -> ``["a/b", "a"]``."""
+    found = []
+    while "/" in key:
+        key = key.rpartition("/")[0]
+        found.append(key)
+    return found
 
 
 def windows_path(path: str) -> str:
@@ -314,23 +421,35 @@ def windows_path(path: str) -> str:
 
 @dataclass
 class LayerIndex:
-    """What one layer holds, as far as it has been read (:attr:`complete` once wholly).
-    ``heads`` keeps the first bytes of the files whose data was watched."""
+    """What one layer holds, as far as it has been read (:attr:`complete` once wholly, its
+    bytes matching its digest). ``heads`` keeps the first bytes of the files whose data was
+    watched, by the file's ordinal (:attr:`IndexedEntry.data`)."""
 
     digest: str
     windows: bool = False
     entries: dict[str, IndexedEntry] = field(default_factory=dict)
-    whiteouts: set[str] = field(default_factory=set)
+    whiteouts: dict[str, int] = field(default_factory=dict)
     opaque: set[str] = field(default_factory=set)
     #: Directories this layer holds entries under, whether or not it names them itself
     #: (key -> the path as written).
     parents: dict[str, str] = field(default_factory=dict)
-    heads: dict[str, FileHead] = field(default_factory=dict)
+    heads: dict[int, FileHead] = field(default_factory=dict)
+    #: The last ordinal at which an entry that is not a directory replaced a path (what the
+    #: layer put under it before is gone: ``os.RemoveAll``).
+    cleared: dict[str, int] = field(default_factory=dict)
+    #: The mode of each file (by its ordinal): a hard link's mode is its file's (lchmod).
+    modes: dict[int, int] = field(default_factory=dict)
+    #: Paths whose content the runtimes do not agree on (or kmultiarch does not follow).
+    ambiguous: dict[str, str] = field(default_factory=dict)
+    #: Why the whole layer is not followed (an entry containerd refuses or places elsewhere).
+    refused: str | None = None
     complete: bool = False
+    count: int = 0
 
     def add(self, header: TarHeader) -> IndexedEntry | None:
-        """Record ``header``; the entry (its path normalised), or None for a whiteout, an
-        opaque marker or a name outside the image's file system."""
+        """Record ``header``; the entry (its path cleaned), or None for a whiteout, an
+        opaque marker, a global header or a name outside the image's file system."""
+        ordinal, self.count = self.count, self.count + 1
         name = header.name
         if self.windows:
             name = name.replace("\\", "/")
@@ -341,25 +460,91 @@ class LayerIndex:
         path = _normalised(name)
         if path is None:
             return None
+        key = path_key(path, self.windows)
         directory, _, base = path.rpartition("/")
+        if header.kind == "global":
+            self.ambiguous.setdefault(
+                key, f"/{path} is named by a PAX global header (containerd removes it)"
+            )
+            return None
+        if header.kind == "refused":
+            self.refused = self.refused or (
+                f"/{path} has tar type {header.typeflag!r}, which containerd does not extract"
+            )
+            return None
+        self._check_parents(key, path)
         if base.startswith(WHITEOUT_PREFIX):
             if base == OPAQUE:
                 self.opaque.add(path_key(directory, self.windows))
             else:
                 hidden = f"{directory}/{base[len(WHITEOUT_PREFIX) :]}".lstrip("/")
-                if hidden:
-                    self.whiteouts.add(path_key(hidden, self.windows))
+                hidden_key = path_key(hidden, self.windows)
+                if hidden_key in self.entries or hidden_key in self.parents:
+                    self._ambiguous(hidden_key, f"/{hidden} is both deleted and added by a layer")
+                self.whiteouts[hidden_key] = ordinal
             self._note_parents(directory)
             return None
-        link = header.link
+        for above in (key, *_ancestors(key)):
+            if above in self.whiteouts:
+                self._ambiguous(above, f"/{path} is both deleted and added by a layer")
+        if header.kind == "dir":
+            if key in self.cleared:
+                self._ambiguous(key, f"/{path}: a directory replaces a file in one layer")
+        else:
+            self.cleared[key] = ordinal
+        link, data, mode = header.link, ordinal, header.mode
         if header.kind == "hardlink":
-            link = _normalised(link.replace("\\", "/") if self.windows else link) or ""
-            if self.windows:
-                link = link.partition("/")[2]
-        entry = IndexedEntry(path, header.kind, header.mode, header.size, link, header.readable)
-        self.entries[path_key(path, self.windows)] = entry
+            link, data = self._link_target(path, header.link)
+            if data >= 0:
+                self.modes[data] = mode
+        elif header.kind == "file":
+            self.modes[ordinal] = mode
+        entry = IndexedEntry(
+            path, header.kind, mode, header.size, link, header.readable, ordinal, data
+        )
+        self.entries[key] = entry
         self._note_parents(directory)
         return entry
+
+    def _check_parents(self, key: str, path: str) -> None:
+        """An entry under a path this layer made a symbolic link (``fs.RootPath`` follows
+        it: the entry lands elsewhere) or a file (``mkparent`` fails): not followed."""
+        for above in _ancestors(key):
+            entry = self.entries.get(above)
+            if entry is not None and entry.kind != "dir":
+                self.refused = self.refused or (
+                    f"/{path} is under /{entry.path}, which the same layer made a {entry.kind}"
+                )
+                return
+
+    def _link_target(self, path: str, written: str) -> tuple[str, int]:
+        """A hard link's target (cleaned as ``hardlinkRootPath`` cleans it) and the ordinal
+        of the file it names now; -1 when that is not a file of this layer."""
+        text = written.replace("\\", "/") if self.windows else written
+        if self.windows:
+            text = text.lstrip("./").partition("/")[2]
+        target = _normalised(text) or ""
+        key = path_key(target, self.windows)
+        entry = self.entries.get(key)
+        if key == path_key(path, self.windows):
+            entry = None  # removed before it is linked: os.Link fails
+        if entry is None or entry.kind not in ("file", "hardlink") or entry.data < 0:
+            self._ambiguous(
+                path_key(path, self.windows),
+                f"/{path} is a hard link to /{target}, not a file of its own layer",
+            )
+            return target, -1
+        if self._deleted(key, entry) or any(a in self.ambiguous for a in _ancestors(key)):
+            self._ambiguous(path_key(path, self.windows), f"/{path} links to a deleted file")
+            return target, -1
+        return target, entry.data
+
+    def _ambiguous(self, key: str, reason: str) -> None:
+        self.ambiguous.setdefault(key, reason)
+
+    def _deleted(self, key: str, entry: IndexedEntry) -> bool:
+        """Whether a later entry of the layer replaced a directory above ``entry``."""
+        return any(self.cleared.get(above, -1) > entry.ordinal for above in _ancestors(key))
 
     def _note_parents(self, directory: str) -> None:
         while directory:
@@ -369,17 +554,40 @@ class LayerIndex:
             self.parents[key] = directory
             directory = directory.rpartition("/")[0]
 
+    def mode_of(self, entry: IndexedEntry) -> int:
+        """The mode the file has once the layer is applied (a later hard link's)."""
+        return self.modes.get(entry.data, entry.mode)
+
+    def ambiguity(self, key: str) -> str | None:
+        """Why what this layer puts at ``key`` (or above it) is not one known thing."""
+        if self.refused is not None:
+            return self.refused
+        for above in (key, *_ancestors(key)):
+            reason = self.ambiguous.get(above)
+            if reason is not None:
+                return reason
+        return None
+
     def hides(self, key: str) -> bool:
         """Whether this layer hides ``key`` of the layers below: a whiteout of it or of a
-        directory above it, or an opaque directory above it."""
+        directory above it, an opaque directory above it, or something not a directory
+        above it."""
         if key in self.whiteouts:
             return True
-        directory = key
-        while directory:
-            directory = directory.rpartition("/")[0]
+        for directory in _ancestors(key):
             if directory in self.whiteouts or directory in self.opaque:
                 return True
+            entry = self.entries.get(directory)
+            if entry is not None and entry.kind != "dir":
+                return True
         return False
+
+    def live(self, key: str) -> IndexedEntry | None:
+        """The entry this layer leaves at ``key`` once applied."""
+        entry = self.entries.get(key)
+        if entry is None or self._deleted(key, entry):
+            return None
+        return entry
 
 
 # -- the merged view ------------------------------------------------------------------------
@@ -400,11 +608,12 @@ class Located:
 
 @dataclass(frozen=True)
 class Pending:
-    """The answer depends on a layer not read far enough: read ``layer`` (watching ``path``,
-    as the image's key for it)."""
+    """The answer depends on a layer not read (whole): read ``layer`` (watching ``path``,
+    as the image's key for it, and the file of ordinal ``ordinal`` when not -1)."""
 
     layer: int
     path: str
+    ordinal: int = -1
 
 
 @dataclass(frozen=True)
@@ -414,20 +623,37 @@ class Absent:
     path: str
 
 
-Lookup = Located | Pending | Absent
+@dataclass(frozen=True)
+class Ambiguous:
+    """The runtimes do not build one known thing at a path: ``reason`` says why."""
+
+    reason: str
+
+
+Lookup = Located | Pending | Absent | Ambiguous
 
 
 def lookup(layers: Sequence[LayerIndex], key: str) -> Lookup:
-    """What the layers (top first) show at ``key``: the topmost layer naming it wins; a
-    layer hides the ones below by a whiteout or an opaque directory; a layer not read whole
-    answers only when it names the path."""
+    """What the layers (top first) show at ``key``: the topmost layer leaving an entry there
+    wins; a layer hides the ones below by a whiteout, an opaque directory or a non-directory
+    above the path; a layer not read whole answers nothing."""
     implicit: int | None = None
     for position, layer in enumerate(layers):
-        entry = layer.entries.get(key)
-        if entry is not None:
-            return Located(position, entry)
         if not layer.complete:
             return Pending(position, key)
+        reason = layer.ambiguity(key)
+        if reason is not None:
+            return Ambiguous(reason)
+        entry = layer.live(key)
+        if entry is not None:
+            if implicit is not None and entry.kind != "dir":
+                # A layer above holds entries under a path that is a link (or a file) here:
+                # the naive applier follows the link, the overlay one does not.
+                return Ambiguous(
+                    f"/{entry.path} is a {entry.kind} in one layer and holds entries of "
+                    "a layer above"
+                )
+            return Located(position, entry)
         if implicit is None and key in layer.parents:
             implicit = position
         if layer.hides(key):
@@ -456,11 +682,11 @@ class Unresolvable:
 
 def resolve(
     layers: Sequence[LayerIndex], path: str, *, windows: bool = False
-) -> Resolved | Pending | Unresolvable:
+) -> Resolved | Pending | Unresolvable | Ambiguous:
     """Resolve ``path`` (absolute in the image) as the kernel would inside the container:
     each component looked up in the merged view, symbolic links followed (an absolute
     target from the image's root; at most :data:`LINK_LIMIT`), ``..`` never above the root.
-    Hard links are not followed here (they name the same file: see :func:`hardlink_target`)."""
+    Hard links are files (their data is :attr:`IndexedEntry.data`)."""
     queue = deque(path.split("/"))
     resolved: list[str] = []
     links: list[str] = []
@@ -477,7 +703,7 @@ def resolve(
         current = "/".join([*resolved, part])
         found_key = path_key(current, windows)
         found = lookup(layers, found_key)
-        if isinstance(found, Pending):
+        if isinstance(found, (Pending, Ambiguous)):
             return found
         if isinstance(found, Absent):
             return Unresolvable(f"/{current} does not exist in the image")
@@ -497,15 +723,3 @@ def resolve(
         resolved.append(written.rpartition("/")[2])
         located = found
     return Resolved(located, "/" + "/".join(resolved), tuple(links))
-
-
-def hardlink_target(layer: LayerIndex, entry: IndexedEntry) -> IndexedEntry | None:
-    """The file a hard link names: an earlier entry of the same layer (a tar archive stores
-    a hard link's data once, under the first name)."""
-    seen = 0
-    while entry.kind == "hardlink" and seen < LINK_LIMIT:
-        target = layer.entries.get(path_key(entry.link, layer.windows))
-        if target is None:
-            return None
-        entry, seen = target, seen + 1
-    return entry if entry.kind == "file" else None

@@ -19,7 +19,7 @@ default), relative to ``WorkingDir``; ``#!`` scripts are followed to their inter
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
@@ -32,12 +32,12 @@ from kmultiarch.core.binaries import (
     runs_as_claimed,
 )
 from kmultiarch.core.layers import (
+    Ambiguous,
     IndexedEntry,
     LayerIndex,
     Pending,
     Resolved,
     Unresolvable,
-    hardlink_target,
     path_key,
     resolve,
     windows_path,
@@ -56,6 +56,7 @@ __all__ = [
     "StartConfig",
     "UnverifiedCode",
     "VerifyStatus",
+    "claim_key",
     "layer_compression",
     "parse_layers",
     "search_start_file",
@@ -73,6 +74,8 @@ UnverifiedCode = Literal[
     "interpreter",  # a script whose interpreter cannot be found
     "not-executable",  # a file of no format kmultiarch reads (or not a program)
     "layer-media-type",  # a layer kmultiarch does not read (encrypted, unknown)
+    "ambiguous",  # the runtimes do not build one known file system from the layers
+    "digest",  # a layer's bytes do not match its digest (or its size)
     "foreign-layer",  # a layer its registry does not serve (Windows base layers)
     "budget",  # the download budget ran out
     "expanded",  # the cap on decompressed bytes was reached
@@ -81,7 +84,14 @@ UnverifiedCode = Literal[
     "damaged",  # a layer that is not a tar archive, or a broken compressed stream
 ]
 CACHEABLE_CODES: frozenset[str] = frozenset(
-    {"no-entrypoint", "not-found", "interpreter", "not-executable", "layer-media-type"}
+    {
+        "no-entrypoint",
+        "not-found",
+        "interpreter",
+        "not-executable",
+        "layer-media-type",
+        "ambiguous",
+    }
 )
 _CODES = frozenset(get_args(UnverifiedCode))
 _STATUSES = frozenset(get_args(VerifyStatus))
@@ -144,6 +154,12 @@ class ImageVerification:
 
     def for_platform(self, platform: Platform) -> PlatformVerification | None:
         return next((p for p in self.platforms if p.platform == platform), None)
+
+
+def claim_key(digest: str, platform: Platform) -> str:
+    """How a verdict is keyed: it answers "does manifest ``digest`` run on ``platform``",
+    and an index may list one manifest under several platforms (each claim is judged)."""
+    return f"{digest}@{platform}"
 
 
 def verification_json(result: PlatformVerification) -> dict[str, Any]:
@@ -359,6 +375,13 @@ class _NotFound:
     reason: str
 
 
+@dataclass(frozen=True)
+class _Unclear:
+    """The runtimes may find the program here, or not, or another file: never verified."""
+
+    reason: str
+
+
 @dataclass
 class _Search:
     layers: Sequence[LayerIndex]
@@ -367,6 +390,13 @@ class _Search:
     digest: str
     windows: bool
     via: list[str] = field(default_factory=list)
+    #: Called at each step of the search (a PATH directory, a program): raises when the
+    #: run's deadline passed, so a long PATH cannot outlast it.
+    check: Callable[[], None] | None = None
+
+    def tick(self) -> None:
+        if self.check is not None:
+            self.check()
 
     def verdict(
         self,
@@ -393,13 +423,17 @@ def search_start_file(
     *,
     command: Sequence[str] | None = None,
     args: Sequence[str] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> NeedLayer | PlatformVerification:
     """The verdict for the platform manifest ``digest`` (claimed ``claimed``) from the
     layers read so far (top first), or the layer to read next.
 
     Every executable the start needs must run: a script's interpreter, ``env`` and the
-    program it starts. The first of another machine makes a ``mismatch``."""
-    search = _Search(layers, start, claimed, digest, windows=claimed.os == "windows")
+    program it starts. The first of another machine makes a ``mismatch``. Only layers read
+    whole (their bytes checked against their digest) answer; where the runtimes would not
+    build one known file, the verdict is ``unverified`` (``ambiguous``), never ``verified``.
+    ``check`` is called at each step (the run's deadline). Linear in the entries and PATH."""
+    search = _Search(layers, start, claimed, digest, windows=claimed.os == "windows", check=check)
     arguments = start.arguments(command, args)
     if not arguments or not arguments[0]:
         return search.unverified(
@@ -410,10 +444,13 @@ def search_start_file(
     verified: PlatformVerification | None = None
     while wanted:
         program, path_override = wanted.pop(0)
+        search.tick()
         found = _find_program(search, program, path_override)
         if not isinstance(found, _Found):
             if isinstance(found, NeedLayer):
                 return found
+            if isinstance(found, _Unclear):
+                return search.unverified("ambiguous", found.reason)
             code: UnverifiedCode = "interpreter" if depth else "not-found"
             return search.unverified(code, found.reason)
         search.via.extend(found.via)
@@ -438,16 +475,16 @@ def _examine(search: _Search, found: _Found) -> NeedLayer | PlatformVerification
     """The verdict on one file found, or the script it is (to follow), or the layer to read
     for its first bytes."""
     layer = search.layers[found.layer]
-    entry = hardlink_target(layer, found.entry) if found.entry.kind == "hardlink" else found.entry
-    if entry is None:
-        return search.unverified("not-found", f"{found.path} is a hard link to nothing")
+    entry = found.entry
+    if entry.data < 0:
+        return search.unverified("ambiguous", f"{found.path} is a hard link to another layer")
     if not entry.readable:
         return search.unverified(
             "not-executable", f"{found.path} is stored as a sparse file", found.path
         )
-    head = layer.heads.get(path_key(entry.path, search.windows))
+    head = layer.heads.get(entry.data)
     if head is None:
-        return NeedLayer(found.layer, path_key(entry.path, search.windows))
+        return NeedLayer(found.layer, path_key(entry.path, search.windows), entry.data)
     identified = identify(head)
     if isinstance(identified, Script):
         if search.windows:
@@ -521,7 +558,7 @@ def _env_program(argument: str, path: str) -> tuple[str, str]:
 
 def _find_program(
     search: _Search, program: str, path_override: str
-) -> _Found | NeedLayer | _NotFound:
+) -> _Found | NeedLayer | _NotFound | _Unclear:
     """The file ``program`` names, as runc (or env) finds it."""
     windows = search.windows
     working_dir = search.start.working_dir or "/"
@@ -531,6 +568,7 @@ def _find_program(
         return _resolve_file(search, _join(working_dir, program), require_exec=False)
     path = path_override or search.start.path()
     for directory in path.split(":"):
+        search.tick()
         candidate = _join(_join(working_dir, directory or "."), program)
         found = _resolve_file(search, candidate, require_exec=True)
         if not isinstance(found, _NotFound):
@@ -538,7 +576,9 @@ def _find_program(
     return _NotFound(f"{program} is not found in PATH {path}")
 
 
-def _find_windows_program(search: _Search, program: str) -> _Found | NeedLayer | _NotFound:
+def _find_windows_program(
+    search: _Search, program: str
+) -> _Found | NeedLayer | _NotFound | _Unclear:
     text = program.replace("/", "\\")
     if len(text) >= 2 and text[1] == ":" and text[0].upper() != "C":
         return _NotFound(f"{program} is on drive {text[0]}:, not in the image")
@@ -550,6 +590,7 @@ def _find_windows_program(search: _Search, program: str) -> _Found | NeedLayer |
         path = search.start.path(windows=True)
         directories = [working_dir, *(windows_path(d) for d in path.split(";") if d)]
     for directory in directories:
+        search.tick()
         for name in names:
             candidate = _join(directory or working_dir, windows_path(name))
             found = _resolve_file(search, candidate, require_exec=False)
@@ -560,21 +601,25 @@ def _find_windows_program(search: _Search, program: str) -> _Found | NeedLayer |
 
 def _resolve_file(
     search: _Search, path: str, *, require_exec: bool
-) -> _Found | NeedLayer | _NotFound:
+) -> _Found | NeedLayer | _NotFound | _Unclear:
     resolved = resolve(search.layers, path, windows=search.windows)
     if isinstance(resolved, Pending):
         return resolved
+    if isinstance(resolved, Ambiguous):
+        return _Unclear(f"{path}: {resolved.reason}")
     if isinstance(resolved, Unresolvable):
         return _NotFound(resolved.reason)
-    return _as_file(resolved, path, require_exec)
+    return _as_file(search.layers, resolved, path, require_exec)
 
 
-def _as_file(resolved: Resolved, path: str, require_exec: bool) -> _Found | _NotFound:
+def _as_file(
+    layers: Sequence[LayerIndex], resolved: Resolved, path: str, require_exec: bool
+) -> _Found | _NotFound:
     entry = resolved.located.entry
     if entry is None or entry.kind not in ("file", "hardlink"):
         kind = "a directory" if resolved.located.is_dir else f"a {entry.kind if entry else ''}"
         return _NotFound(f"{path} is {kind}, not a file")
-    if require_exec and not entry.mode & 0o111:
+    if require_exec and not layers[resolved.located.layer].mode_of(entry) & 0o111:
         return _NotFound(f"{path} is not executable")
     via = resolved.links if resolved.links else ()
     return _Found(resolved.path, resolved.located.layer, entry, via)

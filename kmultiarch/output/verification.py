@@ -13,6 +13,7 @@ from typing import Any
 from kmultiarch.core.verification import (
     ImageVerification,
     PlatformVerification,
+    claim_key,
     verification_json,
 )
 from kmultiarch.output.safe import printable
@@ -43,7 +44,7 @@ def image_json(
     for verdict in result.platforms:
         document = verification_json(verdict)
         if downloaded is not None:
-            document["bytes"] = downloaded.get(verdict.digest, 0)
+            document["bytes"] = downloaded.get(claim_key(verdict.digest, verdict.platform), 0)
         platforms.append(document)
     return {
         "image": str(result.reference),

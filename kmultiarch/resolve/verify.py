@@ -18,6 +18,7 @@ as the resolver gives them, and return an :class:`ImageVerification` for each.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +53,7 @@ from kmultiarch.core.verification import (
     PlatformVerification,
     StartConfig,
     UnverifiedCode,
+    claim_key,
     layer_compression,
     parse_layers,
     search_start_file,
@@ -68,7 +70,14 @@ if TYPE_CHECKING:
     from kmultiarch.registry.settings import ClientSettings
     from kmultiarch.resolve.cache import ResolutionCache
 
-__all__ = ["VerifyBounds", "VerifyRun", "VerifyStats", "verify_images", "verify_resolutions"]
+__all__ = [
+    "VerifyBounds",
+    "VerifyRun",
+    "VerifyStats",
+    "first_per_platform",
+    "verify_images",
+    "verify_resolutions",
+]
 
 MiB = 1024 * 1024
 #: Entries one layer may list before kmultiarch stops indexing it (memory stays bounded).
@@ -195,15 +204,10 @@ def _answer_without_registry(
         )
     if resolution.metadata_only:
         return ImageVerification(reference, digest)
-    verdict = verifications.verdict(digest)
-    if verdict is not None:
-        stats.platforms += 1
-        stats.cached += 1
-        return ImageVerification(reference, digest, (verdict,))
     children = verifications.children(digest)
     if children is None:
         return None
-    verdicts = [verifications.verdict(child.digest) for child in children]
+    verdicts = [verifications.verdict(child.digest, child.platform) for child in children]
     if any(v is None for v in verdicts):
         return None
     stats.platforms += len(verdicts)
@@ -230,7 +234,6 @@ class _Run:
         #: Manifest and config bodies fetched while listing an index, reused to verify.
         self._manifests: dict[str, bytes] = {}
         self._configs: dict[str, bytes] = {}
-        self._indexes: set[str] = set()
 
     async def image(self, resolution: Resolution) -> ImageVerification:
         known = _answer_without_registry(resolution, self.verifications, self.stats)
@@ -264,9 +267,8 @@ class _Run:
         cached = self.verifications.children(digest)
         if cached is not None:
             return cached
-        children = await self._list(endpoint, reference, digest, None, depth=0)
-        if digest in self._indexes:
-            self.verifications.put_children(digest, children)
+        children = first_per_platform(await self._list(endpoint, reference, digest, None, depth=0))
+        self.verifications.put_children(digest, children)
         return children
 
     async def _list(
@@ -292,7 +294,6 @@ class _Run:
             return (IndexChild(platform, digest),)
         if depth >= MAX_INDEX_DEPTH:
             raise RegistryError(f"{source}: indexes nest deeper than {MAX_INDEX_DEPTH} levels")
-        self._indexes.add(digest)
         children: list[IndexChild] = []
         for entry in manifest.entries:
             if entry.platform is not None and entry.media_type in IMAGE_TYPES:
@@ -339,7 +340,7 @@ class _Run:
         self, endpoint: Endpoint, reference: ImageRef, child: IndexChild
     ) -> PlatformVerification:
         self.stats.platforms += 1
-        cached = self.verifications.verdict(child.digest)
+        cached = self.verifications.verdict(child.digest, child.platform)
         if cached is not None:
             self.stats.cached += 1
             return cached
@@ -362,7 +363,7 @@ class _Run:
         except (ValueError, TarError) as exc:
             result = _unverified(child, "damaged", f"{source}: {exc}")
         finally:
-            self.stats.per_manifest[child.digest] = budget.downloaded
+            self.stats.per_manifest[claim_key(child.digest, child.platform)] = budget.downloaded
         self.verifications.put_verdict(result)
         return result
 
@@ -382,14 +383,21 @@ class _Run:
         start = StartConfig.parse(config)
         layers = parse_layers(body)[::-1]  # top first
         windows = child.platform.os == "windows"
-        view = [self._index(layer, windows) for layer in layers]
-        reads: Counter[tuple[int, str]] = Counter()
+        reads: Counter[tuple[int, str, int]] = Counter()
+
+        def step_now() -> NeedLayer | PlatformVerification:
+            view = [self._index(layer, windows) for layer in layers]
+            return search_start_file(
+                view, start, child.platform, child.digest, check=budget.check_time
+            )
+
         while True:
-            step = search_start_file(view, start, child.platform, child.digest)
+            budget.check_time()
+            step = step_now()
             if isinstance(step, PlatformVerification):
                 return step
-            reads[step.layer, step.path] += 1
-            if reads[step.layer, step.path] > 2:
+            reads[step.layer, step.path, step.ordinal] += 1
+            if reads[step.layer, step.path, step.ordinal] > 2:
                 return _unverified(
                     child, "damaged", f"/{step.path} could not be read from its layer"
                 )
@@ -401,19 +409,28 @@ class _Run:
                     f"the file search needs layer {layer.digest[:19]}, of media type "
                     f"{layer.media_type or '(none)'}, which kmultiarch does not read",
                 )
-            lock = self._layer_locks.setdefault((layer.digest, windows), asyncio.Lock())
+            key = (layer.digest, windows)
+            lock = self._layer_locks.setdefault(key, asyncio.Lock())
             async with lock:
-                if search_start_file(view, start, child.platform, child.digest) != step:
-                    continue  # another image read this layer meanwhile
-                read = _LayerRead(self, endpoint, reference, layer, view, step, start, child)
-                await read.run(budget)
+                if step_now() != step:
+                    continue  # another platform or image read this layer meanwhile
+                previous = self.layers.get(key)
+                read = _LayerRead(self, endpoint, reference, layer, windows, step, previous)
+                self.layers[key] = await read.run(budget)
 
     def _index(self, layer: LayerRef, windows: bool) -> LayerIndex:
-        key = (layer.digest, windows)
-        index = self.layers.get(key)
-        if index is None:
-            index = self.layers[key] = LayerIndex(layer.digest, windows=windows)
-        return index
+        return self.layers.get((layer.digest, windows)) or LayerIndex(layer.digest, windows=windows)
+
+
+def first_per_platform(children: Sequence[IndexChild]) -> tuple[IndexChild, ...]:
+    """One manifest per platform claim: the first the index lists for it, the one a runtime
+    pulls (containerd's ``images.Manifest`` sorts the matches stably and takes the first;
+    containers/image's ``ChooseInstance`` returns the first match). The same manifest under
+    two platforms stays twice: each claim is judged."""
+    chosen: dict[Platform, IndexChild] = {}
+    for child in children:
+        chosen.setdefault(child.platform, child)
+    return tuple(chosen.values())
 
 
 def _unverified(child: IndexChild, code: UnverifiedCode, reason: str) -> PlatformVerification:
@@ -422,12 +439,12 @@ def _unverified(child: IndexChild, code: UnverifiedCode, reason: str) -> Platfor
     )
 
 
-class _Stop(Exception):
-    pass
-
-
 class _LayerRead:
-    """One pass over one layer, from its start, until the search needs nothing more of it."""
+    """One pass over one layer, whole: every entry indexed as the runtime applies it, the
+    first bytes of the files that may be started (and of the one the search watches) kept,
+    and the bytes checked against the layer's digest and size. Only then is the index
+    installed (complete): a layer read in part, or whose bytes are not its own, answers
+    nothing, so it is never the source of a verdict."""
 
     def __init__(
         self,
@@ -435,29 +452,29 @@ class _LayerRead:
         endpoint: Endpoint,
         reference: ImageRef,
         layer: LayerRef,
-        view: list[LayerIndex],
+        windows: bool,
         step: NeedLayer,
-        start: StartConfig,
-        child: IndexChild,
+        previous: LayerIndex | None,
     ) -> None:
         self.owner = run
         self.endpoint = endpoint
         self.reference = reference
         self.layer = layer
-        self.view = view
-        self.position = step.layer
-        self.index = view[step.layer]
+        self.index = LayerIndex(layer.digest, windows=windows)
+        if previous is not None:
+            self.index.heads.update(previous.heads)  # the same bytes: the same ordinals
         self.watching = step.path
-        self.start = start
-        self.child = child
+        self.watching_ordinal = step.ordinal
         self.passing_heads = 0
 
-    async def run(self, budget: Budget) -> None:
-        """Read the layer, charging ``budget``, until the search needs nothing more of it."""
+    async def run(self, budget: Budget) -> LayerIndex:
+        """Read the whole layer, charging ``budget``; the index, complete, when its bytes
+        are the digest's (else :class:`OutOfBudget`, code ``digest``)."""
         declared = layer_compression(self.layer.media_type)
         assert declared is not None
         import httpx
 
+        digest = _Digest(self.layer.digest)
         stream = TarStream(self._entry)
         expand: Expander | None = None
         stats = self.owner.stats
@@ -474,6 +491,9 @@ class _LayerRead:
                     data = decoder.feed(raw, budget.room + 1) if decoder else raw
                     if not data:
                         continue
+                    digest.update(data)
+                    if stream.finished:
+                        continue  # after the archive's end: only the digest reads on
                     if expand is None:
                         expand = expander(sniffed(data, declared))
                     for piece in expand.expand(data):
@@ -486,10 +506,7 @@ class _LayerRead:
                             )
                         if stream.finished:
                             break
-                    if stream.finished:
-                        break
-        except _Stop:
-            return
+                    budget.check_time()
         except RegistryError as exc:
             if self.layer.foreign:
                 raise OutOfBudget(
@@ -502,49 +519,75 @@ class _LayerRead:
             raise OutOfBudget(
                 "registry", f"{source}: the download broke ({type(exc).__name__}: {exc})"
             ) from None
+        digest.check(self.layer, source)
         if not stream.finished and not stream.at_boundary:
             raise TarError("the layer ends in the middle of an entry")
         self.index.complete = True
+        return self.index
 
     def _entry(self, header: TarHeader) -> _ProbeSink | None:
         entry = self.index.add(header)
-        if entry is None:
+        if entry is None or entry.kind != "file" or not entry.readable:
             return None
         key = path_key(entry.path, self.index.windows)
-        if key == self.watching and entry.kind != "file":
-            self.check()
-        if entry.kind != "file" or not entry.readable or key in self.index.heads:
+        deep = key == self.watching or entry.ordinal == self.watching_ordinal
+        if entry.ordinal in self.index.heads:
             return None
-        deep = key == self.watching
         if not deep:
             if self.passing_heads >= MAX_PASSING_HEADS or not self._may_be_started(entry):
                 return None
             self.passing_heads += 1
-        return _ProbeSink(self, key, ExecutableProbe(entry.size, deep=deep), deep)
+        return _ProbeSink(self.index, entry.ordinal, ExecutableProbe(entry.size, deep=deep))
 
     def _may_be_started(self, entry: IndexedEntry) -> bool:
         if self.index.windows:
             return entry.path.lower().endswith((".exe", ".com"))
         return bool(entry.mode & 0o111)
 
-    def check(self) -> None:
-        """Ask the search again (an entry it waited for came): stop when it needs nothing
-        more of this layer, else watch what it waits for now."""
-        step = search_start_file(self.view, self.start, self.child.platform, self.child.digest)
-        if isinstance(step, NeedLayer) and step.layer == self.position:
-            self.watching = step.path
-            return
-        raise _Stop
+
+class _Digest:
+    """The layer's bytes hashed as they arrive, to compare with its digest (and the size
+    the manifest gives), as containerd checks a blob it fetches."""
+
+    def __init__(self, digest: str) -> None:
+        algorithm, _, self.expected = digest.partition(":")
+        self.algorithm = algorithm
+        self.size = 0
+        try:
+            self._hash: hashlib._Hash | None = hashlib.new(algorithm)
+        except ValueError:
+            self._hash = None
+
+    def update(self, data: bytes) -> None:
+        self.size += len(data)
+        if self._hash is not None:
+            self._hash.update(data)
+
+    def check(self, layer: LayerRef, source: str) -> None:
+        if self._hash is None:
+            raise OutOfBudget(
+                "digest", f"{source}: digest algorithm {self.algorithm!r} cannot be checked"
+            )
+        if self._hash.hexdigest() != self.expected:
+            raise OutOfBudget(
+                "digest",
+                f"{source}: the bytes served are not the layer's (their digest is "
+                f"{self.algorithm}:{self._hash.hexdigest()[:12]}...)",
+            )
+        if layer.size >= 0 and self.size != layer.size:
+            raise OutOfBudget(
+                "digest",
+                f"{source}: {self.size} bytes served, the manifest says {layer.size}",
+            )
 
 
 class _ProbeSink:
     """Feeds a file's data to its probe; keeps the result in the layer's index when done."""
 
-    def __init__(self, read: _LayerRead, key: str, probe: ExecutableProbe, deep: bool) -> None:
-        self.read = read
-        self.key = key
+    def __init__(self, index: LayerIndex, ordinal: int, probe: ExecutableProbe) -> None:
+        self.index = index
+        self.ordinal = ordinal
         self.probe = probe
-        self.deep = deep
         if probe.satisfied:
             self._done()
 
@@ -556,9 +599,7 @@ class _ProbeSink:
             self._done()
 
     def _done(self) -> None:
-        self.read.index.heads[self.key] = self.probe.result()
-        if self.key == self.read.watching:
-            self.read.check()
+        self.index.heads[self.ordinal] = self.probe.result()
 
 
 def _transfer_decoder(encoding: str | None) -> CappedDecoder | None:

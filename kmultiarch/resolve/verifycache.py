@@ -1,13 +1,18 @@
-"""Verification verdicts in the run's cache, by manifest digest, for good.
+"""Verification verdicts in the run's cache, by platform claim, for good.
 
-A manifest is content-addressed: what its layers hold, and so the verdict on it, cannot
-change. Two kinds of entry live under ``verify:<digest>`` in the same levels as the
-platforms (the disk, and the shared level when there is one), as JSON objects checked when
-read (a planted or damaged entry is a miss, as in :mod:`kmultiarch.resolve.cache`):
+A verdict answers "does manifest D run on platform P": an index may list one manifest under
+two platforms (the classic ``docker manifest annotate`` lie), and each claim has its own
+verdict. A manifest is content-addressed: what its layers hold, and so the verdict on a
+claim, cannot change. Two kinds of entry live in the same levels as the platforms (the
+disk, and the shared level when there is one), as JSON objects checked when read (a planted
+or damaged entry, or one moved from another key, is a miss, as in
+:mod:`kmultiarch.resolve.cache`):
 
-- an image manifest's verdict: ``{"v": 1, "kind": "image", "result": {...}}``;
-- an index's runnable children: ``{"v": 1, "kind": "index", "children": [{"platform",
-  "digest"}, ...]}``, so a warm run needs no request to know which manifests to look up.
+- a claim's verdict, under ``verify:<digest>@<platform>``:
+  ``{"v": 1, "kind": "claim", "result": {...}}`` (its digest and platform must be the key's);
+- the platform manifests under a digest, under ``verify:<digest>``: ``{"v": 1, "kind":
+  "index", "children": [{"platform", "digest"}, ...]}`` (an image manifest's is itself), so a
+  warm run needs no request to know which claims to look up.
 
 Only verdicts that belong to the image are stored (:attr:`PlatformVerification.cacheable`):
 a budget, a deadline or a registry failure is this run's, and the next run tries again.
@@ -22,6 +27,7 @@ from kmultiarch.core.answers import AnswerError, checked_digest, checked_platfor
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.verification import (
     PlatformVerification,
+    claim_key,
     verification_from_json,
     verification_json,
 )
@@ -48,22 +54,27 @@ class VerificationCache:
     def __init__(self, cache: ResolutionCache) -> None:
         self.cache = cache
 
-    def verdict(self, digest: str) -> PlatformVerification | None:
-        value = self._get(digest, "image")
+    def verdict(self, digest: str, platform: Platform) -> PlatformVerification | None:
+        """The verdict on the claim that manifest ``digest`` runs on ``platform``."""
+        key = claim_key(digest, platform)
+        value = self._get(key, "claim")
         if value is None:
             return None
         try:
             result = verification_from_json(_mapping(value.get("result")))
             if result.digest != digest:
                 raise AnswerError("digest", "not the digest it is stored under")
+            if result.platform != platform:
+                raise AnswerError("platform", "not the platform it is stored under")
         except ValueError as exc:
-            self._forget(digest, exc)
+            self._forget(key, exc)
             return None
         return result
 
     def put_verdict(self, result: PlatformVerification) -> None:
         if result.cacheable:
-            self._put(result.digest, {"kind": "image", "result": verification_json(result)})
+            key = claim_key(result.digest, result.platform)
+            self._put(key, {"kind": "claim", "result": verification_json(result)})
 
     def children(self, digest: str) -> tuple[IndexChild, ...] | None:
         value = self._get(digest, "index")
@@ -81,8 +92,8 @@ class VerificationCache:
 
     # The levels: local first, then the shared one (its answer kept locally).
 
-    def _get(self, digest: str, kind: str) -> dict[str, Any] | None:
-        key = VERIFY_PREFIX + digest
+    def _get(self, name: str, kind: str) -> dict[str, Any] | None:
+        key = VERIFY_PREFIX + name
         value = self.cache.backend.get(key)
         shared = self.cache.shared
         if value is None and shared is not None:
@@ -96,15 +107,15 @@ class VerificationCache:
             return None
         return value
 
-    def _put(self, digest: str, record: dict[str, Any]) -> None:
-        key = VERIFY_PREFIX + digest
+    def _put(self, name: str, record: dict[str, Any]) -> None:
+        key = VERIFY_PREFIX + name
         value = {"v": SCHEMA_VERSION, **record}
         self.cache.backend.set(key, value)
         if self.cache.shared is not None:
             self.cache.shared.set(key, value, expire=SHARED_DIGEST_RETENTION)
 
-    def _forget(self, digest: str, problem: Exception) -> None:
-        key = VERIFY_PREFIX + digest
+    def _forget(self, name: str, problem: Exception) -> None:
+        key = VERIFY_PREFIX + name
         self.cache.backend.warnings.append(
             f"cache entry {key!r} is corrupted ({problem}); ignoring it"
         )

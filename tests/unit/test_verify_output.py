@@ -11,7 +11,7 @@ import pytest
 from kmultiarch.cli.commands.verify import parse_size
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import ImageVerification, PlatformVerification
+from kmultiarch.core.verification import ImageVerification, PlatformVerification, claim_key
 from kmultiarch.output.verification import verification_document, verification_text
 
 DIGEST = "sha256:" + "d" * 64
@@ -74,7 +74,8 @@ def test_text_and_json() -> None:
         "claims linux/arm/v7 (via /entrypoint.sh)",
         "  linux/s390x   unverified  the image config has no Entrypoint or Cmd: nothing to start",
     ]
-    (image,) = json.loads(verification_document([result], {DIGEST: 5}))
+    spent = {claim_key(DIGEST, verdict.platform): 5 for verdict in result.platforms}
+    (image,) = json.loads(verification_document([result], spent))
     assert image["platforms"][0]["file"] == hostile
     assert [p["bytes"] for p in image["platforms"]] == [5, 5, 5]
     assert image["platforms"][2]["code"] == "no-entrypoint"
