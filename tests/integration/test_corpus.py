@@ -1,10 +1,12 @@
-"""The real-world corpora (../shared/corpus: 43 rendered public charts and manifests;
-../shared/corpus2: 25 more, rich in operators' custom resources, Windows and JSON files) through
-the engine, for four clusters of images: every image amd64-only, every image multi-arch, a mix,
-and the platforms each corpus's platforms.json declares. Every file must come out semantically
-identical but for the scheduling fields of its pod specs, idempotent, with unchanged documents
-byte for byte, and changed documents keep every line they had but those of the scheduling
-fields (JSON included: only the new lines, and a comma, are added)."""
+"""The real-world corpora, in the repository (tests/corpus/corpus: 43 rendered public charts and
+manifests; tests/corpus/corpus2: 25 more, rich in operators' custom resources, Windows and JSON
+files; each folder's SOURCES.md gives every file's repository, commit, rendering command and
+licence, tests/corpus/README.md the rest), through the engine for four clusters of images:
+every image amd64-only, every image multi-arch, a mix, and the platforms each corpus's
+platforms.json declares. Every file must come out semantically identical but for the scheduling
+fields of its pod specs, idempotent, with unchanged documents byte for byte, and changed
+documents keep every line they had but those of the scheduling fields (JSON included: only the
+new lines, and a comma, are added)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,6 @@ from support.corpus import (
     corpus_dir,
     corpus_files,
     declared_platforms,
-    require_corpus,
 )
 from yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -39,9 +40,7 @@ def _declared(corpus: str) -> Callable[..., Any]:
     """The platforms the corpus's platforms.json gives each image."""
 
     def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-        directory = corpus_dir(corpus)
-        assert directory is not None
-        declared = declared_platforms(directory)
+        declared = declared_platforms(corpus_dir(corpus))
         answers = {}
         for reference in references:
             platforms = declared.get(str(reference))
@@ -137,7 +136,6 @@ FILES = [(name, path) for name in CORPORA for path in corpus_files(name)]
 @pytest.mark.parametrize(("corpus", "path"), FILES, ids=[f"{c}/{p.name}" for c, p in FILES])
 @pytest.mark.parametrize("cluster", [*CLUSTERS, "declared"])
 def test_corpus_file(corpus: str, path: Path, cluster: str) -> None:
-    require_corpus(corpus)
     text = path.read_text(encoding="utf-8")
     resolve = CLUSTERS[cluster] if cluster != "declared" else _declared(corpus)
     try:
@@ -178,7 +176,6 @@ def test_corpus_file(corpus: str, path: Path, cluster: str) -> None:
 )
 def test_the_corpus_exercises_each_decision(cluster: str, added: str) -> None:
     """Not vacuous: across the corpus, hundreds of pod specs get the field this cluster needs."""
-    require_corpus()
     changed_pods = 0
     for _, path in FILES:
         if "duplicate" in path.name:

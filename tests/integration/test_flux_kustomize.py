@@ -4,7 +4,7 @@ kustomization they give ``mutate``'s documents, compared parsed and in any order
 sorts resources and keys).
 
 Every example that holds manifests or a kustomization runs through the command line as a user
-would run it (its policy and lock, offline); every file of ../shared/corpus runs through the
+would run it (its policy and lock, offline); every file of tests/corpus/corpus runs through the
 engine with the synthetic "mixed" cluster (a third of the images amd64-only: affinity and
 tolerations both), one kustomize build per file and per mutate output. A corpus file kustomize
 cannot load whole is cut into pieces it can load (renders concatenated: an id seen again starts
@@ -25,7 +25,7 @@ import pytest
 import yaml
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
-from support.corpus import CLUSTERS, corpus_files, require_corpus
+from support.corpus import CLUSTERS, corpus_files
 from support.tools import EXAMPLES, helm_binary, kubectl_binary
 
 from integration.test_mutate_golden import expectations, policy_for
@@ -335,7 +335,6 @@ CORPUS = corpus_files()
 def test_the_component_gives_mutates_documents_for_each_corpus_file(
     path: Path, tmp_path: Path
 ) -> None:
-    require_corpus()
     text = path.read_text(encoding="utf-8")
     whole = kustomization_of(tmp_path / "whole", text)
     try:
@@ -415,7 +414,6 @@ def corpus_patches() -> Iterator[TargetedPatch]:
 def test_the_corpus_exercises_every_shape_of_patch() -> None:
     """The corpus test above proves something: many patches, adds and replaces, paths through
     list indices and to a list's end, core and named groups, namesakes told apart by namespace."""
-    require_corpus()
     patches = list(corpus_patches())
     operations = [operation for patch in patches for operation in patch.operations]
     assert len(patches) > 300
@@ -430,7 +428,6 @@ def test_the_corpus_exercises_every_shape_of_patch() -> None:
 def test_the_items_of_lists_are_patched_under_kustomize(tmp_path: Path) -> None:
     """No List of the corpus needs a change (its pods are running ones): the resources of a
     chart, put in a List, a List inside it and a DeploymentList, do."""
-    require_corpus()
     (path,) = [p for p in CORPUS if p.name == "cert-manager.yaml"]
     values = [v for v in yaml.safe_load_all(path.read_text(encoding="utf-8")) if v]
     deployments = [v for v in values if v["kind"] == "Deployment"]

@@ -1,5 +1,5 @@
 """Operators' custom resources in the real-world corpus (issue 23): what kmultiarch writes into a
-custom resource is valid against the CRD its operator installs. ``../shared/corpus2`` carries
+custom resource is valid against the CRD its operator installs. ``tests/corpus/corpus2`` carries
 the CRDs of ECK, Strimzi and MinIO: every resource that validates against its CRD's
 ``openAPIV3Schema`` before mutation validates after it, with unknown fields refused as the API
 server prunes them (a structural schema), so nothing is written where the operator's API has no
@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from support.corpus import CLUSTERS, corpus_files, require_corpus
+from support.corpus import CLUSTERS, corpus_files
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.operators import CATALOGUE
@@ -98,7 +98,6 @@ def _check(text: str, cluster: str, counts: collections.Counter[str]) -> None:
 
 
 def test_the_corpus_carries_the_crds_of_eck_strimzi_and_minio() -> None:
-    require_corpus("corpus2")
     kinds = {kind for _, _, kind in _validators()}
     assert {"Elasticsearch", "Kibana", "Kafka", "KafkaNodePool", "Tenant"} <= kinds
 
@@ -107,7 +106,6 @@ def test_the_corpus_carries_the_crds_of_eck_strimzi_and_minio() -> None:
 def test_mutated_custom_resources_of_the_corpus_still_validate_against_their_crds(
     cluster: str,
 ) -> None:
-    require_corpus("corpus2")
     counts: collections.Counter[str] = collections.Counter()
     for path in corpus_files("corpus2"):
         if "duplicate" in path.name:
@@ -121,7 +119,6 @@ def test_mutated_custom_resources_of_the_corpus_still_validate_against_their_crd
 
 @pytest.mark.parametrize("cluster", list(CLUSTERS))
 def test_the_operators_golden_case_validates_against_the_crds(cluster: str) -> None:
-    require_corpus("corpus2")
     counts: collections.Counter[str] = collections.Counter()
     _check((GOLDEN / "input.yaml").read_text(), cluster, counts)
     assert counts["changed and validated"] >= 10, counts
@@ -131,7 +128,6 @@ def test_every_catalogue_kind_in_the_corpus_is_counted_and_decided() -> None:
     """No operator kind of corpus2 is passed over: each resource of a catalogue kind gives at
     least one pod spec (a placement) in the run's pods, and in the mixed cluster each kind has
     a decision (a change, or the operator-chooses warning), never silence."""
-    require_corpus("corpus2")
     catalogue = {(entry.group, entry.kind) for entry in CATALOGUE}
     resources: collections.Counter[str] = collections.Counter()
     statuses: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)

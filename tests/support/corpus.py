@@ -1,60 +1,56 @@
-"""The real-world corpora: ``../shared/corpus`` (43 rendered public charts and manifests) and
-``../shared/corpus2`` (25 more, rich in operators' custom resources, Windows and JSON files);
-``SOURCES.md`` in each says where every file comes from, ``platforms.json`` gives each image a
-platform set. CI has them beside the checkout; elsewhere ``$KMULTIARCH_CORPUS`` and
-``$KMULTIARCH_CORPUS2`` may point at them. Missing: tests skip, except in CI where they fail."""
+"""The real-world corpora, in this repository: ``tests/corpus/corpus`` (43 rendered public charts
+and manifests) and ``tests/corpus/corpus2`` (25 more, rich in operators' custom resources, Windows
+and JSON files). ``SOURCES.md`` in each says how every file was made (repository, commit, the
+``helm template`` or ``kubectl kustomize`` command) and under which licence, ``platforms.json``
+gives each image a platform set; tests/corpus/README.md tells the rest. The tests read them from
+the checkout only: a corpus that is missing or empty fails the tests that use it, never skips."""
 
 from __future__ import annotations
 
 import json
-import os
 import zlib
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 
-from .tools import in_ci
-
 REPO = Path(__file__).resolve().parents[2]
-#: The corpora, by the name of their folder in ../shared, with the variable that may move them.
-CORPORA = {"corpus": "KMULTIARCH_CORPUS", "corpus2": "KMULTIARCH_CORPUS2"}
+#: Where the corpora are: one folder each, by name.
+CORPUS_ROOT = REPO / "tests" / "corpus"
+CORPORA = ("corpus", "corpus2")
 
 
-def corpus_dir(name: str = "corpus") -> Path | None:
-    configured = os.environ.get(CORPORA[name])
-    candidates = [Path(configured)] if configured else []
-    candidates += [parent / "shared" / name for parent in REPO.parents]
-    for candidate in candidates:
-        if (candidate / "SOURCES.md").is_file():
-            return candidate
-    return None
+class MissingCorpusError(RuntimeError):
+    """A corpus folder of the checkout is missing or empty: the checkout is incomplete."""
+
+
+def corpus_dir(name: str = "corpus") -> Path:
+    """The folder of a corpus in this checkout; raises when it is not there."""
+    if name not in CORPORA:
+        raise KeyError(f"no corpus {name!r}: the corpora are {', '.join(CORPORA)}")
+    directory = CORPUS_ROOT / name
+    if not (directory / "SOURCES.md").is_file():
+        raise MissingCorpusError(
+            f"{directory} is missing: the corpora are part of the repository (tests/corpus/)"
+        )
+    return directory
 
 
 def corpus_files(name: str = "corpus") -> list[Path]:
-    directory = corpus_dir(name)
-    return sorted(directory.glob("*.yaml")) if directory is not None else []
+    """The manifests of a corpus, sorted; raises when there are none."""
+    files = sorted(corpus_dir(name).glob("*.yaml"))
+    if not files:
+        raise MissingCorpusError(f"{CORPUS_ROOT / name} holds no manifests")
+    return files
 
 
 def all_corpus_files() -> list[Path]:
     """Every file of both corpora."""
     return [path for name in CORPORA for path in corpus_files(name)]
-
-
-def require_corpus(name: str = "corpus") -> Path:
-    directory = corpus_dir(name)
-    if directory is None:
-        if in_ci():
-            pytest.fail(f"../shared/{name} is missing: CI must test against the real manifests")
-        pytest.skip(f"../shared/{name} is not beside this checkout (set {CORPORA[name]})")
-    assert directory is not None
-    return directory
 
 
 @cache

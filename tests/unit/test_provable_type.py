@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.corpus import corpus_files, require_corpus
+from support.corpus import corpus_files
 
 from kmultiarch.errors import ManifestStreamError
 from kmultiarch.yaml.stream import _split_segments, provable_type, read_stream
@@ -53,12 +53,10 @@ SEGMENTS = _segments()
 
 
 def test_the_corpus_is_there() -> None:
-    require_corpus()
     assert len(SEGMENTS) > 2000
 
 
 def test_on_the_corpus_the_scan_agrees_with_the_parse_and_proves_most_kinds() -> None:
-    require_corpus()
     proven = 0
     for segment in SEGMENTS:
         claimed = provable_type(segment)
@@ -173,7 +171,6 @@ def test_generated_documents(lines: list[str], line_break: str) -> None:
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_corpus_documents_damaged(data: st.DataObject) -> None:
-    require_corpus()
     segment = data.draw(st.sampled_from([s for s in SEGMENTS if len(s) < 4000]))
     lines = segment.split("\n")
     for _ in range(data.draw(st.integers(1, 4))):
