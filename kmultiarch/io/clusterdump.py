@@ -229,9 +229,10 @@ class _JsonItems:
             try:
                 self._buffer += self._text_decoder.decode(data, final=not data)
             except UnicodeDecodeError as exc:
+                before = data[: max(exc.start, 0)].count(b"\n")
+                line = self._line(len(self._buffer)) + before
                 raise ClusterDumpError(
-                    f"{self._name}:{self._line(len(self._buffer))}: not UTF-8 ({exc.reason}): "
-                    "kubectl prints UTF-8 JSON"
+                    f"{self._name}:{line}: not UTF-8 ({exc.reason}): kubectl prints UTF-8 JSON"
                 ) from exc
             if not data:
                 self._eof = True

@@ -1,0 +1,294 @@
+"""Reading kubectl's dumps a Kubernetes object at a time (kmultiarch/io/clusterdump.py): JSON
+and YAML alike, in chunks as small as a pipe gives them, within bounds whatever the size, and
+every hostile input answered with a ClusterDumpError naming the file, never a crash."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kmultiarch.io.clusterdump import (
+    ClusterDumpError,
+    DumpLimits,
+    dump_items,
+    read_cluster,
+)
+
+SHOP = Path(__file__).parents[1] / "fixtures" / "triage" / "shop"
+
+
+def cluster() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((SHOP / "cluster.json").read_text())
+    return loaded
+
+
+class Trickle(io.RawIOBase):
+    """A stream that gives at most ``step`` bytes a read, as a slow pipe does."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self._data = data
+        self._position = 0
+        self._step = step
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._data[self._position : self._position + min(self._step, max(size, 1))]
+        self._position += len(chunk)
+        return chunk
+
+
+def items(data: bytes, limits: DumpLimits | None = None) -> list[Any]:
+    return list(dump_items(io.BytesIO(data), "dump.json", limits))
+
+
+def test_json_and_yaml_dumps_give_the_same_objects() -> None:
+    dump = cluster()
+    from_json = items(json.dumps(dump, indent=4).encode())
+    from_yaml = items(yaml.safe_dump(copy.deepcopy(dump), sort_keys=False).encode())
+    assert from_json == from_yaml == dump["items"]
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096])
+def test_a_dump_read_a_few_bytes_at_a_time_is_read_whole(step: int) -> None:
+    dump = cluster()
+    text = json.dumps(dump).encode()
+    assert list(dump_items(Trickle(text, step), "pipe")) == dump["items"]  # type: ignore[arg-type]
+    data = yaml.safe_dump(copy.deepcopy(dump)).encode()
+    assert list(dump_items(Trickle(data, step), "pipe")) == dump["items"]  # type: ignore[arg-type]
+
+
+def test_a_single_object_and_concatenated_objects() -> None:
+    pod = cluster()["items"][0]
+    assert items(json.dumps(pod).encode()) == [pod]
+    assert items((json.dumps(pod) + "\n" + json.dumps(pod)).encode()) == [pod, pod]
+    assert items(b"\xef\xbb\xbf" + json.dumps(pod).encode()) == [pod]  # a BOM
+    stream = yaml.safe_dump_all([pod, copy.deepcopy(pod)]).encode()
+    assert items(stream) == [pod, pod]
+
+
+HOSTILE = [
+    (b"", "dump.json: empty"),
+    (b"   \n\t ", "dump.json: empty"),
+    (b"hello", "dump.json:1: the document is a string, not a Kubernetes object or List"),
+    (b"[1, 2]", "a JSON array; expected a Kubernetes object or List"),
+    (b"- 1\n- 2\n", "the document is an array"),
+    (b'{"apiVersion":"v1","kind":"List","items":[1]}', "item 1 of items is a number"),
+    (b'{"apiVersion":"v1","kind":"List","items":[null]}', "item 1 of items is null"),
+    (b'{"apiVersion":"v1","kind":"List","items":[{"a":1}]}', "item 1 of items has no apiVersion"),
+    (b'{"apiVersion":"v1","kind":"Pod","items":[]}', "has items but is not a Kubernetes List"),
+    (b'{"metadata": {}}', "the object has no apiVersion and kind"),
+    (b'{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1"', "dump.json:1: not a kubectl"),
+    (b'{"apiVersion": "v1", "items": [}', "not a kubectl JSON dump"),
+    (b'{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod"} 7]}', "expected"),
+    (b"{\n\n\xff}", "dump.json:3: not UTF-8"),
+    (b"a: &x [1]\nb: *x\n", "a YAML alias"),
+    (b"apiVersion: v1\nitems: [\n", "not JSON or YAML"),
+    (b"apiVersion: v1\nkind: List\nitems:\n- 3\n", "item 1 of items is a number"),
+    (b"? [a]\n: 1\n", "a key that is not a string"),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), HOSTILE)
+def test_hostile_dumps_are_refused_with_the_file_named(data: bytes, expected: str) -> None:
+    with pytest.raises(ClusterDumpError) as refused:
+        items(data)
+    assert expected in str(refused.value)
+    assert str(refused.value).startswith("dump.json")
+
+
+def nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_deep_json_is_refused(depth: int) -> None:
+    data = (
+        b'{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod","x":'
+        + nested(depth)
+        + b"}]}"
+    )
+    with pytest.raises(ClusterDumpError, match="nests deeper than"):
+        items(data)
+
+
+def test_deep_yaml_is_refused() -> None:
+    data = b"apiVersion: v1\nkind: List\nitems:\n- " + nested(500) + b"\n"
+    with pytest.raises(ClusterDumpError, match="nests deeper than 100 levels"):
+        items(data)
+
+
+def test_an_object_larger_than_the_limit_is_refused_in_both_formats() -> None:
+    big = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"apiVersion": "v1", "kind": "ConfigMap", "data": {"x": "a" * 5000}}],
+    }
+    limits = DumpLimits(max_object_bytes=4096)
+    with pytest.raises(ClusterDumpError, match=r"larger than 4096 bytes \(--max-object-size\)"):
+        items(json.dumps(big).encode(), limits)
+    with pytest.raises(ClusterDumpError, match=r"larger than 4096 bytes \(--max-object-size\)"):
+        items(yaml.safe_dump(big).encode(), limits)
+    # An unterminated string runs to the limit, not to the end of the input.
+    endless = b'{"apiVersion":"v1","kind":"List","items":[{"a":"' + b"b" * 200_000
+    with pytest.raises(ClusterDumpError, match="larger than 4096"):
+        items(endless, limits)
+
+
+def write(tmp_path: Path, name: str, document: object) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def pod_list(*pods: object) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "List", "items": list(pods)}
+
+
+WRONG_TYPES = [
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": "x"}, "Pod: metadata is not an object"),
+    (
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": "x"}},
+        "Pod /p: spec.containers is not a list",
+    ),
+    (
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "n"},
+            "spec": {"containers": [{"name": "c", "image": 7}]},
+        },
+        "Pod n/p: spec.containers[0].image is not a string",
+    ),
+    (
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "n"},
+            "status": {"containerStatuses": [{"name": "c", "state": {"waiting": []}}]},
+        },
+        "status.containerStatuses[0].state.waiting is not an object",
+    ),
+    (
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {"taints": {}}},
+        "Node n: spec.taints is not a list",
+    ),
+    (
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "r", "ownerReferences": [{"kind": 3}]},
+        },
+        "ReplicaSet r: metadata.ownerReferences[0].kind is not a string",
+    ),
+    (
+        {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "e"},
+            "reason": "FailedScheduling",
+            "regarding": "pod",
+        },
+        "regarding is not an object",
+    ),
+]
+
+
+@pytest.mark.parametrize(("item", "expected"), WRONG_TYPES)
+def test_fields_of_the_wrong_type_are_refused(
+    tmp_path: Path, item: dict[str, object], expected: str
+) -> None:
+    name = write(tmp_path, "dump.json", pod_list(item))
+    with pytest.raises(ClusterDumpError) as refused:
+        read_cluster([name])
+    message = str(refused.value)
+    assert message.startswith(f"{name}: object 1: ")
+    assert expected in message
+
+
+def test_what_is_kept_is_capped(tmp_path: Path) -> None:
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}} for i in range(5)]
+    name = write(tmp_path, "nodes.json", pod_list(*nodes))
+    assert len(read_cluster([name], DumpLimits(max_kept=5)).nodes) == 5
+    with pytest.raises(ClusterDumpError, match=r"more than 4 objects to keep.*--max-objects"):
+        read_cluster([name], DumpLimits(max_kept=4))
+
+
+def test_several_dumps_and_stdin(tmp_path: Path) -> None:
+    dump = cluster()
+    pods = [item for item in dump["items"] if item["kind"] == "Pod"]
+    rest = [item for item in dump["items"] if item["kind"] != "Pod"]
+    first = write(tmp_path, "pods.json", pod_list(*pods))
+    stdin = io.BytesIO(yaml.safe_dump(pod_list(*copy.deepcopy(rest))).encode())
+    state = read_cluster([first, "-"], stdin=stdin)
+    assert len(state.pods) == 5  # the running pod is not kept
+    assert sorted(state.nodes) == ["amd-1", "arm-1"]
+    assert {event.source for event in state.events} == {"<stdin>"}
+    assert state.seen == len(dump["items"])
+
+
+def test_a_directory_and_a_missing_file_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ClusterDumpError, match="/dev/null: not a regular file"):
+        read_cluster(["/dev/null"])
+    with pytest.raises(ClusterDumpError, match="cannot read"):
+        read_cluster([str(tmp_path)])
+    with pytest.raises(ClusterDumpError, match="cannot read"):
+        read_cluster([str(tmp_path / "absent.json")])
+
+
+class GeneratedDump(io.RawIOBase):
+    """``kubectl get pods -A -o json`` of ``count`` running pods, made as it is read: the
+    dump never exists whole in memory."""
+
+    def __init__(self, count: int) -> None:
+        self._parts = self._generate(count)
+        self._pending = b""
+        self.size = 0
+
+    def _generate(self, count: int) -> Iterator[bytes]:
+        yield b'{\n    "apiVersion": "v1",\n    "items": [\n'
+        for index in range(count):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"web-{index}", "namespace": "shop", "uid": f"u{index}"},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                "status": {"phase": "Running", "message": "x" * 400},
+            }
+            yield (b",\n" if index else b"") + json.dumps(pod, indent=4).encode()
+        yield b'\n    ],\n    "kind": "List",\n    "metadata": {"resourceVersion": ""}\n}\n'
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while len(self._pending) < max(size, 1):
+            part = next(self._parts, None)
+            if part is None:
+                break
+            self._pending += part
+        data, self._pending = self._pending[:size], self._pending[size:]
+        self.size += len(data)
+        return data
+
+
+def test_memory_stays_bounded_whatever_the_size_of_the_dump() -> None:
+    dump = GeneratedDump(20_000)
+    tracemalloc.start()
+    try:
+        state = read_cluster(["-"], stdin=dump)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert dump.size > 15_000_000  # some 15 MB read
+    assert state.seen == 20_000 and not state.pods  # running pods: nothing kept
+    assert peak < 2_000_000, peak  # the peak is a few chunks, not the dump
