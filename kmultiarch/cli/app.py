@@ -421,6 +421,7 @@ def check(
     help="Objects triage may keep over all dumps (failing pods, their events, nodes, owners): "
     "bounds memory whatever the dumps' size.",
 )
+@verify_option
 @lock_options
 @resolver_options
 def triage(

@@ -34,6 +34,10 @@ def summary_line(result: TriageResult) -> str:
     )
 
 
+def _clipped(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _where(failure: TriagedFailure) -> str:
     if failure.source:
         return f"{display_path(failure.source)}:{failure.line}"
@@ -60,7 +64,8 @@ def format_text(result: TriageResult) -> str:
             lines.append(f"    cause:    {failure.cause}: {failure.detail}")
             lines.append(f"    next:     {failure.next_step}")
             for evidence in failure.evidence:
-                lines.append(f'    evidence: {evidence.where}: "{evidence.text}"')
+                # Quoted whole in JSON and SARIF; here, what a line can show.
+                lines.append(f'    evidence: {evidence.where}: "{_clipped(evidence.text)}"')
             for row in failure.images:
                 platforms = ", ".join(row.platforms) if row.platforms is not None else "?"
                 lines.append(f"    image:    {row.container}: {row.image} ({platforms})")

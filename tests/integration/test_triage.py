@@ -1,0 +1,406 @@
+"""``kmultiarch triage``: the real command over the cluster of ``tests/fixtures/triage/shop``
+(built by its ``build.py`` with kubectl, statuses and events as the components print them),
+its manifests and its lock: each of the five causes, every output format, stdin and YAML dumps,
+events of both API groups, an operator's custom resource, no manifests, and bad input."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+from support.cli import Completed, clean_env, run_kmultiarch
+from support.schemas import validate_sarif
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "triage"
+SHOP = FIXTURES / "shop"
+DOC = Path(__file__).parents[2] / "docs" / "triage.md"
+OFFLINE = ["--lock", "kmultiarch.lock", "--offline"]
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    copied = tmp_path / "shop"
+    shutil.copytree(SHOP, copied)
+    return copied
+
+
+def triage(shop: Path, *args: str, stdin: str | bytes | None = None) -> Completed:
+    return run_kmultiarch(
+        ["triage", *args, *OFFLINE], env=clean_env(shop.parent), cwd=shop, stdin=stdin
+    )
+
+
+def by_workload(result: Completed) -> dict[str, dict[str, Any]]:
+    return {
+        f"{f['workload']['kind']} {f['workload']['name']}": f for f in result.json()["failures"]
+    }
+
+
+def test_each_cause_is_found_with_its_file_line_and_command(shop: Path) -> None:
+    result = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    found = by_workload(result)
+    assert {name: (f["cause"], f["source"], f["line"], f["next"]) for name, f in found.items()} == {
+        "DaemonSet node-agent": (
+            "missing-constraint",
+            "deploy/node-agent.yaml",
+            14,
+            "kmultiarch fix deploy/node-agent.yaml",
+        ),
+        "Deployment storefront": (
+            "image-lies",
+            "deploy/storefront.yaml",
+            15,
+            "kmultiarch verify registry.example/shop/storefront:1.8",
+        ),
+        "CronJob nightly-report": (
+            "platform-pinned-digest",
+            "deploy/nightly-report.yaml",
+            11,
+            "pin the digest of the tag's index instead, then run "
+            "`kmultiarch fix deploy/nightly-report.yaml`",
+        ),
+        "Deployment search": (
+            "over-constrained",
+            "deploy/search.yaml",
+            14,
+            "change the nodeSelector/affinity or the tolerations in deploy/search.yaml:14",
+        ),
+        "Deployment metrics-proxy": (
+            "not-in-manifests",
+            None,
+            None,
+            "find what renders Deployment shop/metrics-proxy and give it to triage, or fix it "
+            "there",
+        ),
+    }
+    # The line is that of the pod spec, as check gives it.
+    text = (shop / "deploy/node-agent.yaml").read_text().splitlines()
+    assert text[14 - 1] == "    spec:"
+    # The evidence is quoted, with where it was read.
+    agent = found["DaemonSet node-agent"]
+    assert agent["evidence"] == [
+        {
+            "where": "status.containerStatuses[0].lastState.terminated (node-agent)",
+            "text": "Error: exec /usr/local/bin/node-agent: exec format error",
+            "container": "node-agent",
+        }
+    ]
+    assert agent["node"] == "arm-1" and agent["nodePlatform"] == "linux/arm64"
+    assert found["CronJob nightly-report"]["owners"] == [
+        "Job shop/nightly-report-29403360",
+        "CronJob shop/nightly-report (inferred from its name)",
+    ]
+    assert found["Deployment metrics-proxy"]["owners"] == [
+        "ReplicaSet shop/metrics-proxy-84c9b7d5f",
+        "Deployment shop/metrics-proxy (inferred from its name)",
+    ]
+    search = found["Deployment search"]
+    assert [e["where"] for e in search["evidence"]] == [
+        "event Warning FailedScheduling from default-scheduler (core/v1, x9)",
+        "event Normal NotTriggerScaleUp from cluster-autoscaler (core/v1, x31)",
+    ]
+    summary = result.json()["summary"]
+    assert summary["objectsRead"] == 13 and summary["podsKept"] == 5
+
+
+def test_the_pipe_of_the_issue_yaml_and_events_of_both_api_groups(shop: Path) -> None:
+    """``kubectl get pods,events,nodes -A -o yaml | kmultiarch triage deploy/ --cluster -``,
+    with the events also read through events.k8s.io/v1: the same failures, each event once."""
+    as_json = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "json")
+    dump = json.loads((shop / "cluster.json").read_text())
+    as_yaml = yaml.safe_dump(dump, sort_keys=False)
+    piped = triage(
+        shop, "deploy/", "--cluster", "-", "--cluster", "events.json", "-o", "json", stdin=as_yaml
+    )
+    assert piped.returncode == 1, piped.stderr
+    expected = as_json.json()["failures"]
+    for failure in expected:
+        failure["clusterFile"] = "<stdin>"
+    assert piped.json()["failures"] == expected
+    # events.k8s.io/v1 alone (no core/v1 Event in the first dump) is read alike.
+    without_events = copy.deepcopy(dump)
+    without_events["items"] = [i for i in dump["items"] if i["kind"] != "Event"]
+    (shop / "no-events.json").write_text(json.dumps(without_events))
+    new_api = triage(
+        shop, "deploy/", "--cluster", "no-events.json", "--cluster", "events.json", "-o", "json"
+    )
+    search = by_workload(new_api)["Deployment search"]
+    assert [e["where"] for e in search["evidence"]] == [
+        "event Warning FailedScheduling from default-scheduler (events.k8s.io/v1, x9)",
+        "event Normal NotTriggerScaleUp from cluster-autoscaler (events.k8s.io/v1, x31)",
+    ]
+    assert by_workload(new_api)["Deployment storefront"]["cause"] == "image-lies"
+
+
+def test_the_verdict_of_verification_is_said(shop: Path) -> None:
+    result = triage(shop, "deploy/", "--cluster", "cluster.json", "--verify", "warn", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    assert by_workload(result)["Deployment storefront"]["detail"].endswith(
+        "; verification: mismatch: /usr/bin/storefront is built for x86-64"
+    )
+
+
+def test_without_manifests_the_owner_is_named(shop: Path) -> None:
+    result = triage(shop, "--cluster", "cluster.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    found = by_workload(result)
+    assert {name: f["cause"] for name, f in found.items()} == {
+        "DaemonSet node-agent": "missing-constraint",
+        "Deployment storefront": "image-lies",
+        "CronJob nightly-report": "platform-pinned-digest",
+        "Deployment search": "over-constrained",
+        "Deployment metrics-proxy": "missing-constraint",
+    }
+    assert found["DaemonSet node-agent"]["detail"] == (
+        "its pods lack what mutate would add: require node affinity kubernetes.io/arch In [amd64]"
+    )
+    assert "DaemonSet shop/node-agent" in found["DaemonSet node-agent"]["next"]
+    assert all(f["source"] is None for f in found.values())
+
+
+def test_text_is_grouped_per_workload(shop: Path) -> None:
+    result = triage(shop, "deploy/", "--cluster", "cluster.json")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "DaemonSet shop/node-agent  deploy/node-agent.yaml:14"
+    assert "Deployment shop/metrics-proxy  (not in the manifests; owners: " in result.stdout
+    assert (
+        "deploy/search.yaml:14: error: Deployment shop/search: pod shop/search-5f7d8c6b54-hz2mw: "
+        "FailedScheduling: over-constrained; next: change the nodeSelector/affinity or the "
+        "tolerations in deploy/search.yaml:14 [over-constrained]"
+    ) in lines
+    assert lines[-1].startswith("triage FAILED: 5 architecture failures in 5 workloads")
+
+
+def test_github_sarif_and_markdown(shop: Path) -> None:
+    github = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "github")
+    assert github.returncode == 1
+    annotations = [line for line in github.stdout.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 5
+    assert annotations[0].startswith(
+        "::error file=deploy/node-agent.yaml,line=14,title=kmultiarch triage missing-constraint::"
+    )
+    assert annotations[-1].startswith("::error title=kmultiarch triage not-in-manifests::")
+    sarif = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "sarif")
+    assert sarif.returncode == 1
+    log = sarif.json()
+    validate_sarif(log)
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == [
+        "missing-constraint",
+        "image-lies",
+        "platform-pinned-digest",
+        "over-constrained",
+        "not-in-manifests",
+    ]
+    assert results[0]["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "deploy/node-agent.yaml"},
+        "region": {"startLine": 14},
+    }
+    # Not in the manifests: on the dump it was read from, no line.
+    assert results[-1]["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "cluster.json"}
+    }
+    markdown = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "markdown")
+    assert markdown.returncode == 1
+    assert markdown.stdout.startswith("## kmultiarch triage failed\n")
+    assert "| DaemonSet shop/node-agent | deploy/node-agent.yaml:14 |" in markdown.stdout
+
+
+def test_no_architecture_failure_exits_0(shop: Path) -> None:
+    dump = json.loads((shop / "cluster.json").read_text())
+    dump["items"] = [
+        item
+        for item in dump["items"]
+        if item["kind"] == "Node" or item["metadata"]["name"] == "storefront-6b8d5f7c9d-tn5vq"
+    ]
+    (shop / "healthy.json").write_text(json.dumps(dump))
+    result = triage(shop, "deploy/", "--cluster", "healthy.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "triage found no architecture failure; read 3 objects (0 pods not running or failed, "
+        "2 nodes, 0 events kept)\n"
+    )
+
+
+def load_build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("triage_build", FIXTURES / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl builds the objects")
+def test_a_custom_resources_pods_are_traced_to_it(shop: Path) -> None:
+    """ECK's Kibana: Kibana -> Deployment logs-kb -> ReplicaSet -> Pod, the chain in the dump
+    (``kubectl get pods,replicasets,deployments,kibanas,nodes -n shop -o json``); the manifest
+    is the Kibana, located on its podTemplate.spec."""
+    build = load_build()
+    image = "registry.example/shop/kibana:8.15.0"
+    deployment = build.kubectl("deployment", "logs-kb", f"--image={image}", "-n", "shop")
+    deployment["metadata"].update(
+        {
+            "uid": build.uid("Deployment/logs-kb"),
+            "ownerReferences": [build.owner("kibana.k8s.elastic.co/v1", "Kibana", "logs")],
+        }
+    )
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "logs-kb-7c9f8d6b5",
+            "namespace": "shop",
+            "uid": build.uid("ReplicaSet/logs-kb-7c9f8d6b5"),
+            "ownerReferences": [build.owner("apps/v1", "Deployment", "logs-kb")],
+        },
+        "spec": copy.deepcopy(deployment["spec"]),
+    }
+    kibana = {
+        "apiVersion": "kibana.k8s.elastic.co/v1",
+        "kind": "Kibana",
+        "metadata": {"name": "logs", "namespace": "shop", "uid": build.uid("Kibana/logs")},
+        "spec": {"version": "8.15.0", "image": image, "count": 1},
+    }
+    pod = build.pod_from(
+        deployment["spec"]["template"],
+        "logs-kb-7c9f8d6b5-2xk4p",
+        [build.owner("apps/v1", "ReplicaSet", "logs-kb-7c9f8d6b5")],
+    )
+    pod["spec"]["nodeName"] = "arm-1"
+    pod["spec"]["tolerations"] = [{"operator": "Exists"}]
+    pod["status"] = build.running_status(
+        "10.0.0.12",
+        [
+            build.container_status(
+                "kibana",
+                image,
+                image_id=f"registry.example/shop/kibana@{build.digest('kibana:8.15.0')}",
+                restarts=3,
+                state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}},
+                last_state={
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "StartError",
+                        "message": "failed to create containerd task: failed to create shim "
+                        "task: OCI runtime create failed: runc create failed: unable to start "
+                        'container process: exec: "/bin/tini": exec format error: unknown',
+                    }
+                },
+            )
+        ],
+    )
+    pod["spec"]["containers"][0]["name"] = "kibana"
+    dump = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            pod,
+            replica_set,
+            deployment,
+            kibana,
+            build.node("arm-1", "arm64", "10.0.0.12", []),
+        ],
+        "metadata": {"resourceVersion": ""},
+    }
+    (shop / "eck.json").write_text(json.dumps(dump, indent=4))
+    (shop / "eck").mkdir()
+    (shop / "eck" / "kibana.yaml").write_text(
+        "apiVersion: kibana.k8s.elastic.co/v1\n"
+        "kind: Kibana\n"
+        "metadata:\n"
+        "  name: logs\n"
+        "  namespace: shop\n"
+        "spec:\n"
+        "  version: 8.15.0\n"
+        f"  image: {image}\n"
+        "  count: 1\n"
+        "  podTemplate:\n"
+        "    spec:\n"
+        "      tolerations:\n"
+        "      - operator: Exists\n"
+    )
+    with (shop / "kmultiarch.lock").open("a") as lock:
+        lock.write(
+            f"  {image}:\n"
+            f"    digest: {build.digest('kibana:8.15.0')}\n"
+            "    mediaType: application/vnd.oci.image.manifest.v1+json\n"
+            "    platforms: [linux/amd64]\n"
+        )
+    result = triage(shop, "eck/", "--cluster", "eck.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    (failure,) = result.json()["failures"]
+    assert failure["workload"] == {
+        "apiVersion": "kibana.k8s.elastic.co/v1",
+        "kind": "Kibana",
+        "name": "logs",
+        "namespace": "shop",
+    }
+    assert (failure["source"], failure["line"]) == ("eck/kibana.yaml", 11)
+    assert failure["owners"] == [
+        "ReplicaSet shop/logs-kb-7c9f8d6b5",
+        "Deployment shop/logs-kb",
+        "Kibana shop/logs",
+    ]
+    assert failure["cause"] == "missing-constraint"
+    assert failure["next"] == "kmultiarch fix eck/kibana.yaml"
+
+
+BAD_INPUT = [
+    ("not-json.json", b"<html>502 Bad Gateway</html>", "not-json.json:1: the document is"),
+    ("array.json", b"[]", "array.json:1: not a kubectl JSON dump: a JSON array"),
+    (
+        "wrong.json",
+        b'{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod",'
+        b'"metadata":{"name":"p"},"spec":{"containers":{"name":"x"}}}]}',
+        "wrong.json: object 1: Pod /p: spec.containers is not a list",
+    ),
+    (
+        "deep.json",
+        b'{"apiVersion":"v1","kind":"List","items":[' + b"[" * 50_000 + b"]" * 50_000 + b"]}",
+        "deep.json:1: an item of items nests deeper than",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "expected"), BAD_INPUT)
+def test_bad_input_exits_2_naming_the_file(
+    shop: Path, name: str, data: bytes, expected: str
+) -> None:
+    (shop / name).write_bytes(data)
+    result = triage(shop, "deploy/", "--cluster", name)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert f"kmultiarch: error: {expected}" in result.stderr
+
+
+def test_a_huge_object_is_refused_at_the_limit(shop: Path) -> None:
+    huge = b'{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod","x":"'
+    (shop / "huge.json").write_bytes(huge + b"a" * 3_000_000 + b'"}]}')
+    result = triage(shop, "--cluster", "huge.json", "--max-object-size", "1048576")
+    assert result.returncode == 2
+    assert "huge.json:1: an item of items is larger than 1048576 bytes" in result.stderr
+    usage = triage(shop, "-", "--cluster", "-")
+    assert usage.returncode == 2 and "stdin (-) can be read once" in usage.stderr
+
+
+def test_the_worked_example_of_the_doc_is_what_triage_prints(shop: Path) -> None:
+    """docs/triage.md's console block, run in the fixture's directory."""
+    text = DOC.read_text()
+    block = re.search(r"<!-- triage-example -->\n```console\n(.*?)```", text, re.DOTALL)
+    assert block is not None
+    command, _, expected = block.group(1).partition("\n")
+    words = command.removeprefix("$ ").split()
+    assert words[:2] == ["kmultiarch", "triage"]
+    result = run_kmultiarch(words[1:], env=clean_env(shop.parent), cwd=shop)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == expected
