@@ -463,9 +463,9 @@ class LayerIndex:
         key = path_key(path, self.windows)
         directory, _, base = path.rpartition("/")
         if header.kind == "global":
-            self.ambiguous.setdefault(
-                key, f"/{path} is named by a PAX global header (containerd removes it)"
-            )
+            # applyNaive makes its parent (mkparent), removes the path, then ignores it.
+            self._ambiguous(key, f"/{path} is named by a PAX global header (containerd removes it)")
+            self._note_parents(directory)
             return None
         if header.kind == "refused":
             self.refused = self.refused or (

@@ -1,0 +1,297 @@
+"""Layers read as the runtime extracts them (issue 28): the tar reader against Go's
+archive/tar rules (src/archive/tar/reader.go), one layer applied as containerd's applyNaive
+applies it (pkg/archive/tar.go), what is ambiguous between the runtimes, and the search
+bounded by the run's deadline. Tables of hand-made archives and layers."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from support.executables import EM_AARCH64, EM_X86_64, elf
+
+from kmultiarch.core.binaries import FileHead
+from kmultiarch.core.layers import (
+    Ambiguous,
+    LayerIndex,
+    Located,
+    TarError,
+    TarHeader,
+    TarStream,
+    lookup,
+    resolve,
+)
+from kmultiarch.core.platform import Platform
+from kmultiarch.core.verification import (
+    PlatformVerification,
+    StartConfig,
+    search_start_file,
+)
+
+BLOCK = 512
+ARM64 = Platform.parse("linux/arm64")
+DIGEST = "sha256:" + "e" * 64
+
+
+def header(
+    name: str,
+    typeflag: bytes = b"0",
+    size: int = 0,
+    *,
+    mode: int = 0o755,
+    link: str = "",
+    magic: bytes = b"ustar\x0000",
+    prefix: str = "",
+    size_field: bytes | None = None,
+) -> bytes:
+    block = bytearray(BLOCK)
+    block[0:100] = name.encode()[:100].ljust(100, b"\0")
+    block[100:108] = f"{mode:07o}\0".encode()
+    block[124:136] = size_field if size_field is not None else f"{size:011o}\0".encode()
+    block[156:157] = typeflag
+    block[157:257] = link.encode().ljust(100, b"\0")
+    block[257:265] = magic
+    block[345:500] = prefix.encode().ljust(155, b"\0")
+    block[148:156] = b" " * 8
+    block[148:156] = f"{sum(block):06o}\0 ".encode()
+    return bytes(block)
+
+
+def data(payload: bytes) -> bytes:
+    return payload + bytes(-len(payload) % BLOCK)
+
+
+def pax(records: dict[str, str], typeflag: bytes = b"x", name: str = "PaxHeader") -> bytes:
+    body = b""
+    for key, value in records.items():
+        text = f" {key}={value}\n"
+        length = len(text) + 1
+        while len(str(length)) + len(text) != length:
+            length = len(str(length)) + len(text)
+        body += f"{length}{text}".encode()
+    return header(name, typeflag, len(body), mode=0o644) + data(body)
+
+
+def long_name(name: str, typeflag: bytes = b"L") -> bytes:
+    payload = name.encode() + b"\0"
+    return header("././@LongLink", typeflag, len(payload), mode=0o644) + data(payload)
+
+
+END = bytes(2 * BLOCK)
+
+
+def entries(archive: bytes) -> list[TarHeader]:
+    found: list[TarHeader] = []
+    stream = TarStream(lambda h: found.append(h) or None)  # type: ignore[func-returns-value]
+    stream.feed(archive)
+    return found
+
+
+# -- the reader, as Go's ---------------------------------------------------------------------
+
+
+def test_a_gnu_long_name_wins_over_a_pax_path_whichever_comes_first() -> None:
+    for meta in (
+        pax({"path": "bin/app"}) + long_name("opt/decoy"),
+        long_name("opt/decoy") + pax({"path": "bin/app"}),
+    ):
+        (entry,) = entries(meta + header("short", size=0) + END)
+        assert entry.name == "opt/decoy"
+    (link,) = entries(pax({"linkpath": "/pax"}) + long_name("/gnu", b"K") + header("l", b"2") + END)
+    assert link.link == "/gnu"
+
+
+def test_an_empty_pax_value_keeps_the_headers_field() -> None:
+    (entry,) = entries(pax({"path": ""}) + header("bin/app") + END)
+    assert entry.name == "bin/app"
+
+
+def test_a_header_only_type_carries_no_data_whatever_its_size_says() -> None:
+    # Go's isHeaderOnlyType: the 512 bytes after a symlink claiming 512 are the next header.
+    archive = header("bin/sh", b"2", 512, link="busybox") + header("bin/app", size=0) + END
+    assert [e.name for e in entries(archive)] == ["bin/sh", "bin/app"]
+
+
+def test_the_prefix_field_joins_ustar_names_only() -> None:
+    (ustar,) = entries(header("app", prefix="usr/bin") + END)
+    assert ustar.name == "usr/bin/app"
+    (gnu,) = entries(header("app", magic=b"ustar  \x00", prefix="usr/bin") + END)
+    assert gnu.name == "app"
+
+
+def test_type_nul_with_a_trailing_slash_is_a_directory_and_type_0_is_not() -> None:
+    found = entries(header("etc/", b"\0") + header("opt/", b"0") + END)
+    assert [(e.name, e.kind) for e in found] == [("etc/", "dir"), ("opt/", "file")]
+
+
+def test_numbers_are_read_as_gos_parse_numeric() -> None:
+    (entry,) = entries(
+        header("f", size_field=b"\x00\x00\x00" + b"00000005\x00") + data(b"hello") + END
+    )
+    assert entry.size == 5
+    with pytest.raises(TarError):
+        entries(header("f", size_field=b"\xff" * 12) + END)
+
+
+def test_a_zero_block_then_more_headers_is_damage_as_in_go() -> None:
+    with pytest.raises(TarError):
+        entries(header("a") + bytes(BLOCK) + header("b") + END)
+    stream = TarStream(lambda _h: None)
+    stream.feed(header("a") + bytes(BLOCK))  # one zero block, then the end: done
+    assert stream.at_boundary
+
+
+def test_a_global_header_is_an_entry_and_drops_pending_meta_headers() -> None:
+    found = entries(long_name("bin/evil") + pax({"path": "bin/app"}, b"g") + header("bin/ok") + END)
+    assert [(e.name, e.kind) for e in found] == [("bin/app", "global"), ("bin/ok", "file")]
+
+
+def test_a_gnu_sparse_pax_name_wins() -> None:
+    (entry,) = entries(
+        pax({"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "bin/app"})
+        + header("GNUSparseFile.0/app")
+        + END
+    )
+    assert (entry.name, entry.readable) == ("bin/app", False)
+
+
+def test_a_type_containerd_refuses_makes_the_layer_refused() -> None:
+    layer = built(TarHeader("bin/app", "refused", 0o755, 0, typeflag="7"))
+    assert layer.refused and "containerd" in layer.refused
+    assert isinstance(lookup([layer], "bin/app"), Ambiguous)
+
+
+# -- one layer, applied ------------------------------------------------------------------------
+
+
+def file(name: str, mode: int = 0o755) -> TarHeader:
+    return TarHeader(name, "file", mode, 10)
+
+
+def built(*headers: TarHeader) -> LayerIndex:
+    layer = LayerIndex(DIGEST)
+    for item in headers:
+        layer.add(item)
+    layer.complete = True
+    return layer
+
+
+def test_a_path_named_twice_in_a_layer_is_its_last_entry() -> None:
+    layer = built(file("bin/app"), TarHeader("bin/app", "symlink", 0o777, 0, "/x"))
+    found = lookup([layer], "bin/app")
+    assert isinstance(found, Located) and found.entry is not None
+    assert (found.entry.kind, found.entry.ordinal) == ("symlink", 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("../bin/app", "bin/app"), ("/bin/app", "bin/app"), ("a/../../bin/./app", "bin/app")],
+)
+def test_names_are_cleaned_as_containerd_cleans_them(name: str, key: str) -> None:
+    assert set(built(file(name)).entries) == {key}
+
+
+def test_an_entry_replacing_a_directory_deletes_what_the_layer_put_under_it() -> None:
+    layer = built(file("app/server"), file("app"))
+    below = built(file("app/server"))
+    assert lookup([layer, below], "app/server").__class__.__name__ == "Absent"
+    found = lookup([layer, below], "app")
+    assert isinstance(found, Located) and found.entry is not None and found.entry.kind == "file"
+
+
+def test_a_hard_link_keeps_the_file_its_target_named_then_and_gives_it_its_mode() -> None:
+    layer = built(
+        file("bin/real", 0o644),
+        TarHeader("bin/app", "hardlink", 0o755, 0, "bin/real"),
+        file("bin/real", 0o755),  # a new file at the target's path: the link keeps the old
+    )
+    app, real = layer.entries["bin/app"], layer.entries["bin/real"]
+    assert app.data == 0 and real.data == 2
+    assert layer.mode_of(app) == 0o755  # lchmod after link: the shared file's mode
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        # a whiteout and an entry of one path in one layer, either order
+        (file("app/server"), file("app/.wh.server")),
+        (file("app/.wh.server"), file("app/server")),
+        (file(".wh.app"), file("app/server")),
+        # a hard link to what is not a file of its own layer
+        (TarHeader("app/server", "hardlink", 0o755, 0, "bin/elsewhere"),),
+        # a directory replacing a file of the same layer
+        (file("app/server"), TarHeader("app/server", "dir", 0o755, 0)),
+        # a global header's name (containerd removes it before ignoring the header)
+        (TarHeader("app/server", "global", 0, 0),),
+    ],
+)
+def test_what_the_runtimes_disagree_on_is_ambiguous(headers: tuple[TarHeader, ...]) -> None:
+    layer = built(*headers)
+    assert isinstance(resolve([layer], "/app/server"), Ambiguous), layer
+
+
+def test_an_entry_under_a_link_of_its_own_layer_refuses_the_layer() -> None:
+    layer = built(TarHeader("bin", "symlink", 0o777, 0, "usr/bin"), file("bin/app"))
+    assert layer.refused is not None
+    assert isinstance(resolve([layer], "/usr/bin/app"), Ambiguous)
+
+
+def test_an_entry_under_a_link_of_a_layer_below_is_ambiguous() -> None:
+    top = built(file("bin/app"))  # the overlay applier puts it in a real /bin; naive, via it
+    bottom = built(TarHeader("bin", "symlink", 0o777, 0, "usr/bin"), file("usr/bin/app"))
+    assert isinstance(resolve([top, bottom], "/bin/app"), Ambiguous)
+
+
+def test_a_non_directory_hides_what_the_layers_below_hold_under_it() -> None:
+    top = built(TarHeader("opt", "symlink", 0o777, 0, "/srv"))
+    bottom = built(file("opt/tool"))
+    assert lookup([top, bottom], "opt/tool").__class__.__name__ == "Absent"
+
+
+# -- the search ------------------------------------------------------------------------------
+
+
+def with_heads(layer: LayerIndex, heads: dict[str, bytes]) -> LayerIndex:
+    for path, content in heads.items():
+        entry = layer.entries[path]
+        layer.heads[entry.data] = FileHead(content[:1024], len(content))
+    return layer
+
+
+def test_the_start_file_named_twice_is_judged_by_the_last() -> None:
+    layer = LayerIndex(DIGEST)
+    first = layer.add(TarHeader("bin/app", "file", 0o755, 64))
+    last = layer.add(TarHeader("bin/app", "file", 0o755, 64))
+    assert first is not None and last is not None
+    layer.heads[first.data] = FileHead(elf(EM_AARCH64, size=64), 64)
+    layer.heads[last.data] = FileHead(elf(EM_X86_64, size=64), 64)
+    layer.complete = True
+    found = search_start_file([layer], StartConfig(entrypoint=("/bin/app",)), ARM64, DIGEST)
+    assert isinstance(found, PlatformVerification) and found.status == "mismatch"
+
+
+def test_an_ambiguous_start_file_is_unverified_never_verified() -> None:
+    layer = with_heads(built(file("app/server"), file("app/.wh.server")), {})
+    found = search_start_file([layer], StartConfig(entrypoint=("/app/server",)), ARM64, DIGEST)
+    assert isinstance(found, PlatformVerification)
+    assert (found.status, found.code) == ("unverified", "ambiguous")
+
+
+class Deadline(Exception):
+    pass
+
+
+def test_the_search_checks_the_deadline_at_each_path_directory() -> None:
+    layer = built(*(file(f"d{i}/app", 0o644) for i in range(3000)))
+    start = StartConfig(
+        entrypoint=("app",), env=("PATH=" + ":".join(f"/d{i}" for i in range(3000)),)
+    )
+    calls = itertools.count()
+
+    def check() -> None:
+        if next(calls) >= 100:
+            raise Deadline
+
+    with pytest.raises(Deadline):
+        search_start_file([layer], start, ARM64, DIGEST, check=check)
+    assert next(calls) == 101
