@@ -333,6 +333,8 @@ class ClusterState:
     events: list[Event] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)
     seen: int = 0
+    _events_by_pod: dict[tuple[str, str], list[Event]] | None = field(default=None, repr=False)
+    _indexed: int = field(default=0, repr=False)
 
     @property
     def kept(self) -> int:
@@ -372,14 +374,22 @@ class ClusterState:
         return True
 
     def events_of(self, pod: Pod) -> list[Event]:
-        """The events about ``pod``; one event read through both API groups (two dumps)
-        counted once."""
+        """The events about ``pod`` (by uid, or by namespace and name); one event read through
+        both API groups (two dumps) counted once."""
+        if self._events_by_pod is None or self._indexed != len(self.events):
+            index: dict[tuple[str, str], list[Event]] = {}
+            for event in self.events:
+                if event.object_kind == "Pod":
+                    index.setdefault((event.namespace, event.object_name), []).append(event)
+                    if event.object_uid:
+                        index.setdefault(("", event.object_uid), []).append(event)
+            self._events_by_pod, self._indexed = index, len(self.events)
         found: dict[tuple[str, str], Event] = {}
-        for event in self.events:
-            if event.object_kind == "Pod" and (
-                (event.object_uid and event.object_uid == pod.uid)
-                or (event.object_name == pod.name and event.namespace == pod.namespace)
-            ):
+        for event in [
+            *self._events_by_pod.get(("", pod.uid) if pod.uid else ("", ""), []),
+            *self._events_by_pod.get((pod.namespace, pod.name), []),
+        ]:
+            if not event.object_uid or not pod.uid or event.object_uid == pod.uid:
                 found.setdefault((event.reason, event.message), event)
         return list(found.values())
 

@@ -404,3 +404,18 @@ def test_the_worked_example_of_the_doc_is_what_triage_prints(shop: Path) -> None
     result = run_kmultiarch(words[1:], env=clean_env(shop.parent), cwd=shop)
     assert result.returncode == 1, result.stderr
     assert result.stdout == expected
+
+
+def test_a_pod_running_another_image_than_the_manifest_is_said(shop: Path) -> None:
+    manifest = shop / "deploy" / "storefront.yaml"
+    manifest.write_text(manifest.read_text().replace("storefront:1.8", "storefront:1.9"))
+    result = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    (row,) = by_workload(result)["Deployment storefront"]["images"]
+    assert row["image"] == "registry.example/shop/storefront:1.8"
+    assert row["manifestImage"] == "registry.example/shop/storefront:1.9"
+    text = triage(shop, "deploy/", "--cluster", "cluster.json").stdout
+    assert (
+        "              the manifests say registry.example/shop/storefront:1.9: the cluster runs "
+        "another render than the files"
+    ) in text.splitlines()
