@@ -419,3 +419,27 @@ def test_a_pod_running_another_image_than_the_manifest_is_said(shop: Path) -> No
         "              the manifests say registry.example/shop/storefront:1.9: the cluster runs "
         "another render than the files"
     ) in text.splitlines()
+
+
+def test_quoted_messages_cannot_act_on_a_terminal_a_ci_log_or_markdown(shop: Path) -> None:
+    """A terminated container's message is its logs (FallbackToLogsOnError): anything at all.
+    Quoted, it is made inert as check makes the manifests' text inert."""
+    dump = json.loads((shop / "cluster.json").read_text())
+    agent = next(i for i in dump["items"] if i["metadata"]["name"] == "node-agent-7xk2p")
+    hostile = (
+        "exec /bin/x: exec format error\x1b]0;owned\x07\n::add-mask::secret\n##[group]x "
+        "<img src=x onerror=alert(1)> [link](https://example.com) | cell"
+    )
+    agent["status"]["containerStatuses"][0]["lastState"]["terminated"]["message"] = hostile
+    (shop / "hostile.json").write_text(json.dumps(dump))
+    text = triage(shop, "deploy/", "--cluster", "hostile.json").stdout
+    github = triage(shop, "deploy/", "--cluster", "hostile.json", "-o", "github").stdout
+    markdown = triage(shop, "deploy/", "--cluster", "hostile.json", "-o", "markdown").stdout
+    for output in (text, github, markdown):
+        assert "\x1b" not in output and "\x07" not in output
+        assert not any(line.lstrip().startswith("::add-mask") for line in output.splitlines())
+        assert "##[group]" not in output
+    # One line: the runner sees no command at the start of a line.
+    assert "\\x1b]0;owned\\x07\\n::add-mask::secret\\n#\\x23[group]x" in text
+    assert "<img" not in markdown and "&lt;img" in markdown
+    assert "\\[link\\](https://example.com) \\| cell" in markdown
