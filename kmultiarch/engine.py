@@ -13,7 +13,14 @@ from dataclasses import replace as dataclass_replace
 from typing import TYPE_CHECKING, Any
 
 from kmultiarch.core.annotate import annotation_operations
-from kmultiarch.core.cluster import NodeSource, drift, may_describe_nodes, node_sources
+from kmultiarch.core.cluster import (
+    NodeSource,
+    drift,
+    may_describe_node_pools,
+    may_describe_nodes,
+    node_pool_rules,
+    node_sources,
+)
 from kmultiarch.core.findings import (
     COMMENTS_LOST,
     CONFLICTS,
@@ -374,6 +381,7 @@ def run_documents(
     the failure policy (a gate); otherwise the failure policy decides whether it fails the run.
     Every finding of the run is made here, once, and located on the line of the field it is
     about (the pod spec, the container's image)."""
+    policy = with_node_pools(documents, policy)
     candidates = list(_candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     references: list[ImageRef] = []
     for pod in candidates:
@@ -475,6 +483,29 @@ def _candidate_pods(
                         images,
                         status,
                     )
+
+
+def with_node_pools(documents: Mapping[str, list[SourceDocument]], policy: Policy) -> Policy:
+    """The policy with node label entries for the Karpenter NodePools and GKE ComputeClasses
+    of the stream (after the policy's own ``nodeLabels``): a pod selecting one by name lands on
+    the platforms it offers (core.cluster.node_pool_rules)."""
+    scheduling = policy.scheduling
+    rules = node_pool_rules(
+        (
+            document.value
+            for docs in documents.values()
+            for document in docs
+            if document.resource_type is None or may_describe_node_pools(*document.resource_type)
+            if document.value is not None
+        ),
+        scheduling.node_labels,
+    )
+    if not rules:
+        return policy
+    node_labels = (*scheduling.node_labels, *rules)
+    return dataclass_replace(
+        policy, scheduling=dataclass_replace(scheduling, node_labels=node_labels)
+    )
 
 
 def drift_findings(

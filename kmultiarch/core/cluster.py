@@ -34,6 +34,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from kmultiarch.core.nodelabels import (
+    NodeLabelRule,
+    compute_class_machines,
+    requirement_architectures,
+    stream_rules,
+)
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import API_VERSION, KIND, TAINT_EFFECTS, SchedulingPolicy, Toleration
 from kmultiarch.core.scheduling import toleration_covers
@@ -108,6 +114,45 @@ def may_describe_nodes(api_version: str, kind: str) -> bool:
     """False when a resource of this type is neither a Node, a NodePool nor a List of them: a
     reader need not compose it to look for nodes."""
     return kind in ("Node", "NodePool") or kind.endswith("List")
+
+
+def may_describe_node_pools(api_version: str, kind: str) -> bool:
+    """False when a resource of this type is neither a NodePool, a ComputeClass nor a List."""
+    return kind in ("NodePool", "ComputeClass") or kind.endswith("List")
+
+
+def node_pool_rules(
+    documents: Iterable[object], rules: Sequence[NodeLabelRule] = ()
+) -> tuple[NodeLabelRule, ...]:
+    """Node label entries for the node pools the documents hold: a pod selecting
+    ``karpenter.sh/nodepool: NAME`` lands on nodes of that NodePool's platforms (its
+    requirements on the OS and architecture, and on labels of the table such as
+    ``karpenter.k8s.aws/instance-family In [c7g]``); one selecting
+    ``cloud.google.com/compute-class: NAME`` on the machine families of that ComputeClass's
+    priorities. ``rules``: the policy's entries, before the built-in table."""
+    pools: list[tuple[str, tuple[Platform, ...]]] = []
+    classes: list[tuple[str, list[str]]] = []
+    for document in documents:
+        for _, resource in resources_in(document):
+            kind, api_version = resource.get("kind"), resource.get("apiVersion")
+            if kind == "NodePool" and api_version in NODEPOOL_API_VERSIONS:
+                name = _mapping(resource.get("metadata")).get("name")
+                if not isinstance(name, str) or not name:
+                    continue
+                template_spec = _mapping(
+                    _mapping(_mapping(resource.get("spec")).get("template")).get("spec")
+                )
+                requirements = _list(template_spec.get("requirements"))
+                platforms = nodepool_platforms(requirements)
+                architectures = requirement_architectures(requirements, rules)
+                if architectures is not None:
+                    platforms = tuple(p for p in platforms if p.architecture in architectures)
+                pools.append((name, platforms))
+                continue
+            found = compute_class_machines(resource)
+            if found is not None:
+                classes.append((found[1], found[2]))
+    return stream_rules(pools, classes, rules)
 
 
 def node_sources(document: object) -> list[NodeSource]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from kmultiarch.core.lock import ImageLock
+from kmultiarch.core.nodelabels import NodeLabelRule
 from kmultiarch.core.operators import (
     CATALOGUE,
     OperatorKind,
@@ -199,6 +200,9 @@ class SchedulingPolicy:
     preferences: Mapping[Platform, int] = field(default_factory=dict)
     #: Changed pod templates say why: ``kmultiarch.dev/platforms``, the platforms they run on.
     annotate: bool = False
+    #: spec.nodeLabels (and the node pools of the stream, put first by the engine): node labels
+    #: whose values fix the architecture, before the built-in table (core.nodelabels).
+    node_labels: tuple[NodeLabelRule, ...] = ()
 
 
 @dataclass(frozen=True)

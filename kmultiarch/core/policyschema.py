@@ -25,6 +25,7 @@ from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
+from kmultiarch.core.nodelabels import NodeLabelRule, read_node_labels
 from kmultiarch.core.operators import (
     MAX_POINTER_TOKENS,
     ImageSource,
@@ -166,6 +167,10 @@ def _choice(allowed: tuple[str, ...]) -> Reader:
 
 def _annotate(value: object, where: Where, _read: Policy) -> bool:
     return _flag(value, where)
+
+
+def _node_labels(value: object, where: Where, _read: Policy) -> tuple[NodeLabelRule, ...]:
+    return read_node_labels(value, where)
 
 
 def _fallback_platforms(value: object, where: Where, _read: Policy) -> tuple[Platform, ...]:
@@ -782,6 +787,19 @@ SPEC: tuple[SpecKey, ...] = (
         default=False,
         configmap="yaml",
         doc="changed pod templates get `kmultiarch.dev/platforms`",
+    ),
+    SpecKey(
+        "nodeLabels",
+        "scheduling",
+        ("node_labels",),
+        _node_labels,
+        default=None,
+        configmap="yaml",
+        doc="`[{key, values: [GLOB], platforms: [...]}]` (or `architectures: [...]`): node "
+        "labels whose values fix the nodes' platform, before the built-in table "
+        "(instance types, Karpenter, GKE; [scheduling.md](scheduling.md#node-labels-that-fix-"
+        "the-architecture)); the first entry matching a value wins, `platforms: []` makes it "
+        "say nothing",
     ),
     SpecKey(
         "podSpecs",

@@ -26,6 +26,7 @@ product of OSes and architectures (the common case: ``kubernetes.io/arch In [...
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from kmultiarch.core.findings import (
     SCHEDULING_CONFLICT,
     Finding,
 )
+from kmultiarch.core.nodelabels import DOMAINS, NodeLabelRule, known_keys, rule_for
 from kmultiarch.core.patch import Operation, apply_patch, deep_copy
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import SchedulingPolicy, Toleration
@@ -236,8 +238,86 @@ def _may_overlap(existing: Mapping[str, object], wanted: Toleration) -> bool:
 def _selector_allows(
     selector: Mapping[str, object], platform: Platform, policy: SchedulingPolicy
 ) -> bool:
+    """Whether nodes of ``platform`` may carry every label of the nodeSelector: the kubelet's
+    labels are known, and a label whose value fixes the architecture (core.nodelabels) is
+    carried only by nodes of that architecture."""
     labels = node_labels(platform, policy)
-    return all(str(value) == labels[key] for key, value in selector.items() if key in labels)
+    return all(
+        str(value) == labels[key] if key in labels else _value_on(key, str(value), platform, policy)
+        for key, value in selector.items()
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _implied_rule(key: str, value: str, rules: tuple[NodeLabelRule, ...]) -> NodeLabelRule | None:
+    return rule_for(key, value, rules)
+
+
+def _value_on(key: str, value: str, platform: Platform, policy: SchedulingPolicy) -> bool:
+    """Whether nodes of ``platform`` may carry ``key=value`` (a value no entry of the node
+    label table knows may be on any node)."""
+    rule = _implied_rule(key, value, policy.node_labels)
+    return rule is None or rule.covers(platform)
+
+
+def _implied_allows(
+    expressions: Sequence[object], platform: Platform, policy: SchedulingPolicy
+) -> bool:
+    """Whether nodes of ``platform`` may match the term's expressions on labels whose values
+    fix the architecture: per label, the values a matching node may carry (the intersection of
+    its ``In`` lists less its ``NotIn`` values; for a label of a closed domain made present by
+    ``Exists``, the domain less ``NotIn``) must include one such nodes may carry. ``NotIn``,
+    ``DoesNotExist`` alone narrow nothing: a node without the label matches them."""
+    known = known_keys(policy.node_labels)
+    kubelet = node_labels(platform, policy)
+    by_key: dict[str, list[Mapping[str, object]]] = {}
+    for expression in expressions:
+        if not isinstance(expression, Mapping):
+            continue
+        key = expression.get("key")
+        if isinstance(key, str) and key in known and key not in kubelet:
+            by_key.setdefault(key, []).append(expression)
+    for key, on_key in by_key.items():
+        candidates = _candidate_values(key, on_key)
+        if candidates is not None and not any(
+            _value_on(key, value, platform, policy) for value in candidates
+        ):
+            return False
+    return True
+
+
+def _candidate_values(key: str, expressions: Sequence[Mapping[str, object]]) -> list[str] | None:
+    """The values of ``key`` a node matching every expression may carry; None: any value."""
+    in_lists = [
+        [str(v) for v in _list(e.get("values"))] for e in expressions if e.get("operator") == "In"
+    ]
+    excluded = {
+        str(v) for e in expressions if e.get("operator") == "NotIn" for v in _list(e.get("values"))
+    }
+    present = any(e.get("operator") in ("In", "Exists", "Gt", "Lt") for e in expressions)
+    if present and any(e.get("operator") == "DoesNotExist" for e in expressions):
+        return []  # the label both there and not: no node
+    if in_lists:
+        common = [v for v in in_lists[0] if all(v in other for other in in_lists[1:])]
+        return [v for v in common if v not in excluded]
+    if present and key in DOMAINS:
+        return [v for v in DOMAINS[key] if v not in excluded]
+    return None
+
+
+def _implications(
+    expressions: Iterable[tuple[str, Sequence[str]]], policy: SchedulingPolicy
+) -> str:
+    """`` (node.kubernetes.io/instance-type=m7g.large: arm64, an AWS Graviton instance
+    type)``: what the labels of a selector or term imply, for messages; empty when nothing."""
+    parts = []
+    for key, values in expressions:
+        for value in values:
+            rule = _implied_rule(key, value, policy.node_labels)
+            if rule is not None:
+                note = f", {rule.what}" if rule.what else ""
+                parts.append(f"{key}={value}: {rule.implies()}{note}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _expression_may_match(expression: object, platform: Platform, policy: SchedulingPolicy) -> bool:
@@ -287,10 +367,15 @@ def _field_may_match(requirement: object) -> bool:
 
 
 def _term_platforms(
-    term: Mapping[str, object], universe: Sequence[Platform], policy: SchedulingPolicy
+    term: Mapping[str, object],
+    universe: Sequence[Platform],
+    policy: SchedulingPolicy,
+    selector: Mapping[str, object] | None = None,
 ) -> list[Platform] | None:
-    """The platforms of ``universe`` whose nodes may match ``term``; None for an empty term
-    (no expressions, no fields), which matches no node."""
+    """The platforms of ``universe`` whose nodes may match ``term`` (and the pod's
+    ``selector``, one more term every node must satisfy: its labels count with the term's own
+    on the same keys); None for an empty term (no expressions, no fields), which matches no
+    node."""
     expressions = _list(term.get("matchExpressions"))
     fields = _list(term.get("matchFields"))
     if not expressions and not fields:
@@ -301,6 +386,14 @@ def _term_platforms(
         platform
         for platform in universe
         if all(_expression_may_match(e, platform, policy) for e in expressions)
+        and _implied_allows([*expressions, *_selector_expressions(selector)], platform, policy)
+    ]
+
+
+def _selector_expressions(selector: Mapping[str, object] | None) -> list[dict[str, object]]:
+    return [
+        {"key": key, "operator": "In", "values": [str(value)]}
+        for key, value in (selector or {}).items()
     ]
 
 
@@ -454,13 +547,14 @@ def plan_pod(
         problems = _node_selector_problems(selector, supported, policy) or [
             f"nodeSelector allows no node of platform {format_platforms(supported)}, the only "
             "ones that run every image"
+            + _implications(((str(k), [str(v)]) for k, v in selector.items()), policy)
         ]
         return PodPlan(supported, findings=_conflicts(problems))
     builds = {p: b for p, b in (builds or {}).items() if p in set(reachable)}
     wanted, indistinct = wanted_terms(reachable, allowed, policy, builds)
     warnings = _indistinct_warnings(indistinct)
     required = _required_terms(spec)
-    crossing = _cross_terms(required, path, supported, allowed, policy, builds)
+    crossing = _cross_terms(required, path, supported, allowed, policy, builds, selector)
     if crossing.problems and policy.node_affinity != "none":
         return PodPlan(supported, findings=_conflicts(crossing.problems))
     landing = crossing.landing if crossing.landing is not None else set(reachable)
@@ -527,12 +621,20 @@ def _node_selector_problems(
     selector: Mapping[str, object], supported: frozenset[Platform], policy: SchedulingPolicy
 ) -> list[str]:
     problems = []
+    runnable = [p for p in policy.platforms if p in supported]
     for key, value in selector.items():
         label = next(
             (name for name in (ARCH_LABEL, OS_LABEL) if key in (name, BETA_LABELS[name])),
             None,
         )
         if label is None:
+            rule = _implied_rule(str(key), str(value), policy.node_labels)
+            if rule is not None and not any(rule.covers(p) for p in runnable):
+                note = f" ({rule.what})" if rule.what else ""
+                problems.append(
+                    f"nodeSelector {key}={value} means {rule.implies()} nodes{note}, but the "
+                    f"images run only on {format_platforms(supported)}"
+                )
             continue
         allowed = _ordered_unique(
             node_labels(p, policy)[label] for p in policy.platforms if p in supported
@@ -574,6 +676,7 @@ def _cross_terms(
     allowed: list[Platform],
     policy: SchedulingPolicy,
     builds: Mapping[Platform, tuple[str, ...]],
+    selector: Mapping[str, object] | None = None,
 ) -> _Crossing:
     """The pod's required terms ANDed with the wanted constraint: each term narrowed to the
     supported platforms it may match (split into one term per wanted term where needed); a
@@ -592,7 +695,7 @@ def _cross_terms(
         if not isinstance(term, Mapping):
             problems.append(f"nodeSelectorTerms[{index}] is not a mapping")
             continue
-        matched = _term_platforms(term, allowed, policy)
+        matched = _term_platforms(term, allowed, policy, selector)
         if matched is None:
             new_terms.append(term)  # matches nothing, and must go on doing so
             continue
@@ -618,7 +721,7 @@ def _cross_terms(
     if problems:
         return _Crossing([], problems, None)
     if not landing:
-        return _Crossing([], _term_problems(terms, supported, allowed, policy), None)
+        return _Crossing([], _term_problems(terms, supported, allowed, policy, selector), None)
     if removed:
         return _Crossing([Operation("replace", _terms_path(path), new_terms)], [], landing)
     # Each term narrowed in place; the copies a split adds go right after it (inserted from
@@ -636,21 +739,33 @@ def _term_problems(
     supported: frozenset[Platform],
     allowed: list[Platform],
     policy: SchedulingPolicy,
+    selector: Mapping[str, object] | None = None,
 ) -> list[str]:
     problems = []
     for index, term in enumerate(terms):
-        matched = _term_platforms(term, allowed, policy) if isinstance(term, Mapping) else None
+        matched = (
+            _term_platforms(term, allowed, policy, selector) if isinstance(term, Mapping) else None
+        )
         if matched is None:
             continue
+        assert isinstance(term, Mapping)
+        implied = _implications(
+            (
+                (str(e.get("key")), [str(v) for v in _list(e.get("values"))])
+                for e in _list(term.get("matchExpressions"))
+                if isinstance(e, Mapping) and e.get("operator") == "In"
+            ),
+            policy,
+        )
         if not matched:
             problems.append(
                 f"required node affinity term nodeSelectorTerms[{index}] allows no node "
-                "platform of the cluster"
+                f"platform of the cluster{implied}"
             )
         else:
             problems.append(
                 f"required node affinity term nodeSelectorTerms[{index}] allows only "
-                f"{format_platforms(set(matched))}, but the images run only on "
+                f"{format_platforms(set(matched))}{implied}, but the images run only on "
                 f"{format_platforms(supported)}"
             )
     return problems or ["every required node affinity term is empty and matches no node"]

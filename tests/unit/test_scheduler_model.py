@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
@@ -541,3 +541,249 @@ def test_look_alike_variants_are_warned_about() -> None:
     plan = plan_pod({}, ("spec",), supported_platforms(images, policy.platforms), policy)
     assert [f.rule for f in plan.findings] == [INDISTINGUISHABLE_PLATFORMS]
     assert "linux/arm/v6" in plan.findings[0].message
+
+
+# -- nodes labelled as the providers label them (issue 30) ------------------------------------
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+FAMILY = "karpenter.k8s.aws/instance-family"
+MANUFACTURER = "karpenter.k8s.aws/instance-cpu-manufacturer"
+MACHINE_FAMILY = "cloud.google.com/machine-family"
+COMPUTE_CLASS = "cloud.google.com/compute-class"
+NODEPOOL = "karpenter.sh/nodepool"
+POOL = "example.com/pool"
+
+#: Per architecture, the labels a provider's node of that architecture carries (the label
+#: sets drawn from: AWS with and without Karpenter's labels, GKE, Azure, Oracle, Hetzner,
+#: Alibaba, and values the table does not know).
+PROVIDER_LABELS: dict[str, list[dict[str, str]]] = {
+    "amd64": [
+        {INSTANCE_TYPE: "m6i.large"},
+        {INSTANCE_TYPE: "g4dn.xlarge", FAMILY: "g4dn", MANUFACTURER: "intel", NODEPOOL: "mixed"},
+        {INSTANCE_TYPE: "m6a.large", FAMILY: "m6a", MANUFACTURER: "amd", NODEPOOL: "mixed"},
+        {INSTANCE_TYPE: "n2-standard-4", MACHINE_FAMILY: "n2", COMPUTE_CLASS: "autopilot"},
+        {INSTANCE_TYPE: "Standard_D4s_v5"},
+        {INSTANCE_TYPE: "VM.Standard.E4.Flex"},
+        {INSTANCE_TYPE: "cpx31"},
+        {INSTANCE_TYPE: "ecs.g7.large"},
+        {INSTANCE_TYPE: "bare-metal-7", FAMILY: "custom", MACHINE_FAMILY: "custom", POOL: "x"},
+        {POOL: "legacy"},
+        # a value of each open label that no pod names: a NotIn never excludes every value
+        {INSTANCE_TYPE: "hidden-9", FAMILY: "hidden", MACHINE_FAMILY: "hidden", POOL: "hidden"},
+    ],
+    "arm64": [
+        {INSTANCE_TYPE: "m7g.large"},
+        {INSTANCE_TYPE: "c7gn.xlarge", FAMILY: "c7gn", MANUFACTURER: "aws", NODEPOOL: "graviton"},
+        {INSTANCE_TYPE: "x2gd.large", FAMILY: "x2gd", MANUFACTURER: "aws", NODEPOOL: "mixed"},
+        {INSTANCE_TYPE: "c4a-standard-4", MACHINE_FAMILY: "c4a", COMPUTE_CLASS: "autopilot-arm"},
+        {INSTANCE_TYPE: "t2a-standard-2", MACHINE_FAMILY: "t2a"},
+        {INSTANCE_TYPE: "Standard_D4ps_v5"},
+        {INSTANCE_TYPE: "VM.Standard.A1.Flex"},
+        {INSTANCE_TYPE: "cax21"},
+        {INSTANCE_TYPE: "ecs.g8y.large"},
+        {INSTANCE_TYPE: "bare-metal-7", FAMILY: "custom", MACHINE_FAMILY: "custom", POOL: "x"},
+        {},
+        # a value of each open label that no pod names: a NotIn never excludes every value
+        {INSTANCE_TYPE: "hidden-9", FAMILY: "hidden", MACHINE_FAMILY: "hidden", POOL: "hidden"},
+    ],
+}
+_provider_values: dict[str, list[str]] = {}
+for _label_sets in PROVIDER_LABELS.values():
+    for _labels in _label_sets:
+        for _key, _value in _labels.items():
+            _provider_values.setdefault(_key, [])
+            if _value not in _provider_values[_key]:
+                _provider_values[_key].append(_value)
+_provider_values[NODEPOOL].append("elsewhere")
+_provider_values[COMPUTE_CLASS].append("Scale-Out")
+
+
+def _labelled_policy() -> SchedulingPolicy:
+    from kmultiarch.core.nodelabels import read_node_labels, stream_rules
+    from kmultiarch.core.schema import Where
+
+    own = read_node_labels(
+        [{"key": POOL, "values": ["legacy"], "platforms": ["linux/amd64"]}],
+        Where("policy.yaml", ("spec", "nodeLabels")),
+    )
+    return SchedulingPolicy(node_labels=(*own, *stream_rules([("graviton", [ARM64])], [])))
+
+
+LABELLED_POLICY = _labelled_policy()
+
+
+@st.composite
+def labelled_clusters(draw: st.DrawFn) -> list[Node]:
+    nodes: list[Node] = []
+    policy = LABELLED_POLICY
+    for platform in policy.platforms:
+        for _ in range(draw(st.integers(1, 3))):
+            labels = {
+                ARCH: platform.architecture,
+                OS: platform.os,
+                ZONE: draw(st.sampled_from(["a", "b"])),
+                **draw(st.sampled_from(PROVIDER_LABELS[platform.architecture])),
+            }
+            own = policy_taints(policy, platform)
+            nodes.append(Node(f"node-{len(nodes)}", labels, own, platform, own))
+    return nodes
+
+
+@st.composite
+def labelled_expressions(draw: st.DrawFn) -> dict[str, Any]:
+    keys = [INSTANCE_TYPE, FAMILY, MANUFACTURER, MACHINE_FAMILY, COMPUTE_CLASS, NODEPOOL, POOL]
+    key = draw(st.sampled_from([*keys, *keys, ARCH, ZONE]))
+    operator = draw(st.sampled_from(["In", "In", "In", "NotIn", "Exists", "DoesNotExist"]))
+    if operator in ("Exists", "DoesNotExist"):
+        return {"key": key, "operator": operator}
+    choices = _provider_values.get(key) or _values[key]
+    values = draw(st.lists(st.sampled_from(choices), min_size=1, max_size=2, unique=True))
+    return {"key": key, "operator": operator, "values": values}
+
+
+@st.composite
+def labelled_pods(draw: st.DrawFn) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        selector: dict[str, str] = {}
+        for _ in range(draw(st.integers(1, 2))):
+            key = draw(
+                st.sampled_from([INSTANCE_TYPE, MANUFACTURER, COMPUTE_CLASS, NODEPOOL, POOL])
+            )
+            selector[key] = draw(st.sampled_from(_provider_values[key]))
+        spec["nodeSelector"] = selector
+    if draw(st.booleans()):
+        terms = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"matchExpressions": st.lists(labelled_expressions(), min_size=1, max_size=3)}
+                ),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        spec["affinity"] = {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": terms}}}
+    return spec
+
+
+@settings(
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    labelled_clusters(),
+    st.lists(st.frozensets(st.sampled_from([AMD64, ARM64]), min_size=1), min_size=1, max_size=2),
+    labelled_pods(),
+)
+def test_terms_kept_and_dropped_agree_with_nodes_labelled_as_providers_label_them(
+    nodes: list[Node], images: list[frozenset[Platform]], spec: dict[str, Any]
+) -> None:
+    """Over nodes labelled by their providers (instance types, Karpenter's and GKE's labels, a
+    policy's nodeLabels, a NodePool of the stream), the pod may run exactly where its
+    constraints and its images allow; a pod no such node exists for is reported."""
+    policy = LABELLED_POLICY
+    supported = supported_platforms(images, policy.platforms)
+    plan = plan_pod(spec, ("spec",), supported, policy)
+    expected = {
+        node.name
+        for node in nodes
+        if may_run(spec, node, ignore=node.policy_taints) and image_runs(images, node)
+    }
+    event("problem" if plan.conflicts else ("changed" if plan.operations else "unchanged"))
+    if plan.conflicts:
+        assert plan.operations == ()
+        assert expected == set(), plan.conflicts
+        return
+    after = applied(spec, plan.operations)
+    allowed = {node.name for node in nodes if may_run(after, node)}
+    assert allowed == expected, plan.node_terms
+    again = plan_pod(after, ("spec",), supported, policy)
+    assert again.operations == () and again.conflicts == ()
+
+
+#: Every node a provider may have: each label set of each architecture, in each zone.
+FULL_LABELLED_CLUSTER = [
+    Node(
+        f"full-{index}",
+        {ARCH: platform.architecture, OS: platform.os, ZONE: zone, **labels},
+        policy_taints(LABELLED_POLICY, platform),
+        platform,
+        policy_taints(LABELLED_POLICY, platform),
+    )
+    for index, (platform, labels, zone) in enumerate(
+        (platform, labels, zone)
+        for platform in LABELLED_POLICY.platforms
+        for labels in PROVIDER_LABELS[platform.architecture]
+        for zone in ("a", "b")
+    )
+]
+
+
+@st.composite
+def one_label_pods(draw: st.DrawFn) -> dict[str, Any]:
+    """Pods constrained by one label of the table (and kubernetes.io/arch), on values some node
+    holds."""
+    key = draw(st.sampled_from([INSTANCE_TYPE, FAMILY, MANUFACTURER, MACHINE_FAMILY, POOL]))
+    held = [
+        v
+        for v in _provider_values[key]
+        if v not in ("elsewhere", "Scale-Out") and not v.startswith("hidden")
+    ]
+
+    def expression(label: str) -> st.SearchStrategy[dict[str, Any]]:
+        choices = held if label == key else _values[label]
+        operator = st.sampled_from(["In", "In", "NotIn", "Exists", "DoesNotExist"])
+        return operator.flatmap(
+            lambda op: (
+                st.just({"key": label, "operator": op})
+                if op in ("Exists", "DoesNotExist")
+                else st.lists(st.sampled_from(choices), min_size=1, max_size=2, unique=True).map(
+                    lambda values: {"key": label, "operator": op, "values": values}
+                )
+            )
+        )
+
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        spec["nodeSelector"] = {key: draw(st.sampled_from(held))}
+    if draw(st.booleans()) or not spec:
+        labels = st.sampled_from([key, key, key, ARCH]).flatmap(expression)
+        terms = draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"matchExpressions": st.lists(labels, min_size=1, max_size=3)}
+                ),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        spec["affinity"] = {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": terms}}}
+    return spec
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.frozensets(st.sampled_from([AMD64, ARM64]), min_size=1), min_size=1, max_size=2),
+    one_label_pods(),
+)
+def test_a_pod_the_labels_keep_off_every_node_its_images_run_on_is_reported(
+    images: list[frozenset[Platform]], spec: dict[str, Any]
+) -> None:
+    """Where the pod's constraints reach nodes, but none of a platform its images run on, the
+    pod is a scheduling-conflict (before issue 30: an arch expression no node satisfies, exit
+    0); where they reach some, the arm64 toleration is added exactly when an arm64 node is
+    among them."""
+    policy = LABELLED_POLICY
+    supported = supported_platforms(images, policy.platforms)
+    reach = {
+        node.platform
+        for node in FULL_LABELLED_CLUSTER
+        if may_run(spec, node, ignore=node.policy_taints)
+    }
+    assume(reach)
+    plan = plan_pod(spec, ("spec",), supported, policy)
+    event("problem" if plan.conflicts else ("changed" if plan.operations else "unchanged"))
+    assert bool(plan.conflicts) is not bool(reach & supported), (reach, plan.conflicts)
+    if not plan.conflicts:
+        assert bool(plan.added_tolerations) is (ARM64 in reach & supported)
