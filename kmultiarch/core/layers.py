@@ -434,6 +434,8 @@ class LayerIndex:
     #: (key -> the path as written).
     parents: dict[str, str] = field(default_factory=dict)
     heads: dict[int, FileHead] = field(default_factory=dict)
+    #: The files whose heads were read deep (a whole ELF section table: ARM's attributes).
+    deep: set[int] = field(default_factory=set)
     #: The last ordinal at which an entry that is not a directory replaced a path (what the
     #: layer put under it before is gone: ``os.RemoveAll``).
     cleared: dict[str, int] = field(default_factory=dict)

@@ -486,6 +486,16 @@ def _examine(search: _Search, found: _Found) -> NeedLayer | PlatformVerification
     if head is None:
         return NeedLayer(found.layer, path_key(entry.path, search.windows), entry.data)
     identified = identify(head)
+    if (
+        isinstance(identified, Machine)
+        and identified.platform is not None
+        and identified.platform.architecture == "arm"
+        and not identified.platform.variant
+        and entry.data not in layer.deep
+    ):
+        # Read in passing, with a small section table: its ARM architecture version may be
+        # past it. Read the file again, to its end, before its variant is taken as unknown.
+        return NeedLayer(found.layer, path_key(entry.path, search.windows), entry.data)
     if isinstance(identified, Script):
         if search.windows:
             return search.unverified(

@@ -463,6 +463,7 @@ class _LayerRead:
         self.index = LayerIndex(layer.digest, windows=windows)
         if previous is not None:
             self.index.heads.update(previous.heads)  # the same bytes: the same ordinals
+            self.index.deep.update(previous.deep)
         self.watching = step.path
         self.watching_ordinal = step.ordinal
         self.passing_heads = 0
@@ -531,13 +532,13 @@ class _LayerRead:
             return None
         key = path_key(entry.path, self.index.windows)
         deep = key == self.watching or entry.ordinal == self.watching_ordinal
-        if entry.ordinal in self.index.heads:
+        if entry.ordinal in self.index.heads and (not deep or entry.ordinal in self.index.deep):
             return None
         if not deep:
             if self.passing_heads >= MAX_PASSING_HEADS or not self._may_be_started(entry):
                 return None
             self.passing_heads += 1
-        return _ProbeSink(self.index, entry.ordinal, ExecutableProbe(entry.size, deep=deep))
+        return _ProbeSink(self.index, entry.ordinal, ExecutableProbe(entry.size, deep=deep), deep)
 
     def _may_be_started(self, entry: IndexedEntry) -> bool:
         if self.index.windows:
@@ -584,10 +585,11 @@ class _Digest:
 class _ProbeSink:
     """Feeds a file's data to its probe; keeps the result in the layer's index when done."""
 
-    def __init__(self, index: LayerIndex, ordinal: int, probe: ExecutableProbe) -> None:
+    def __init__(self, index: LayerIndex, ordinal: int, probe: ExecutableProbe, deep: bool) -> None:
         self.index = index
         self.ordinal = ordinal
         self.probe = probe
+        self.deep = deep
         if probe.satisfied:
             self._done()
 
@@ -600,6 +602,8 @@ class _ProbeSink:
 
     def _done(self) -> None:
         self.index.heads[self.ordinal] = self.probe.result()
+        if self.deep:
+            self.index.deep.add(self.ordinal)
 
 
 def _transfer_decoder(encoding: str | None) -> CappedDecoder | None:

@@ -15,6 +15,7 @@ from kmultiarch.core.layers import (
     Ambiguous,
     LayerIndex,
     Located,
+    Pending,
     TarError,
     TarHeader,
     TarStream,
@@ -295,3 +296,21 @@ def test_the_search_checks_the_deadline_at_each_path_directory() -> None:
     with pytest.raises(Deadline):
         search_start_file([layer], start, ARM64, DIGEST, check=check)
     assert next(calls) == 101
+
+
+def test_an_arm_file_read_in_passing_is_read_again_whole_before_its_variant_is_unknown() -> None:
+    from support.executables import arm_elf
+
+    program = arm_elf(cpu_arch=None, padding=64)
+    layer = LayerIndex(DIGEST)
+    entry = layer.add(TarHeader("bin/app", "file", 0o755, len(program)))
+    assert entry is not None
+    layer.heads[entry.data] = FileHead(program[:1024], len(program))
+    layer.complete = True
+    start = StartConfig(entrypoint=("/bin/app",))
+    armv6 = Platform.parse("linux/arm/v6")
+    again = search_start_file([layer], start, armv6, DIGEST)
+    assert again == Pending(0, "bin/app", entry.data)
+    layer.deep.add(entry.data)
+    found = search_start_file([layer], start, armv6, DIGEST)
+    assert isinstance(found, PlatformVerification) and found.status == "verified"
