@@ -24,6 +24,8 @@ from kmultiarch.assess.assessment import PodVerdict, check, line_of
 from kmultiarch.core.findings import ResourceRef
 from kmultiarch.core.oci import INDEX_TYPES
 from kmultiarch.core.policy import Policy, SchedulingPolicy
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import Resolution
 from kmultiarch.core.scheduling import describe_changes
 from kmultiarch.core.scope import DEFAULT_NAMESPACE, resources_in
 from kmultiarch.core.triage import (
@@ -39,6 +41,7 @@ from kmultiarch.core.triage import (
     classify,
 )
 from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
+from kmultiarch.errors import InvalidReferenceError
 from kmultiarch.yaml.stream import InputSource
 
 #: The name of the source holding the failing pods for the engine (never a file's name).
@@ -145,6 +148,25 @@ def cluster_source(failing: Sequence[PodFailure]) -> InputSource:
     return InputSource(CLUSTER_SOURCE, json.dumps(document, indent=1) + "\n")
 
 
+def pinned_tags(failing: Sequence[PodFailure]) -> dict[str, ImageRef]:
+    """For each image of the failing pods pinned by digest with a tag (``NAME:TAG@sha256:D``),
+    the tag alone: what it points to now says which index to pin instead."""
+    found: dict[str, ImageRef] = {}
+    for failure in failing:
+        for container in failure.pod.containers:
+            if "@" not in container.image or container.image in found:
+                continue
+            try:
+                reference = ImageRef.parse(container.image)
+            except InvalidReferenceError:
+                continue
+            if reference.tag is not None and reference.digest is not None:
+                found[container.image] = ImageRef(
+                    reference.registry, reference.repository, reference.tag
+                )
+    return found
+
+
 def triage(
     state: ClusterState,
     failing: Sequence[PodFailure],
@@ -154,9 +176,11 @@ def triage(
     manifests_given: bool,
     namespace: str = DEFAULT_NAMESPACE,
     cluster_files: Sequence[str] = (),
+    tags: Mapping[str, Resolution] | None = None,
 ) -> TriageResult:
     """Trace and classify every failure (``failing``, from :func:`~kmultiarch.core.triage.
-    failures`); ``result``: the engine over the manifests and :func:`cluster_source`."""
+    failures`); ``result``: the engine over the manifests and :func:`cluster_source`;
+    ``tags``: the answers for :func:`pinned_tags`, by image."""
     index = _ManifestIndex(result, policy, namespace or DEFAULT_NAMESPACE)
     cluster_architectures = frozenset(
         node.architecture for node in state.nodes.values() if node.architecture
@@ -170,7 +194,7 @@ def triage(
         pod_outcome = index.pod_outcome(pod)
         template = index.template_facts(match) if match is not None else None
         pod_view = _facts(pod_outcome, None, policy.scheduling) if pod_outcome is not None else None
-        images = _image_facts(pod, pod_outcome, failure)
+        images = _image_facts(pod, pod_outcome, failure, tags or {})
         diagnosis: Diagnosis | None = classify(
             failure,
             images,
@@ -393,7 +417,9 @@ def _facts(
     )
 
 
-def _image_facts(pod: Pod, outcome: PodOutcome | None, failure: PodFailure) -> list[ImageFacts]:
+def _image_facts(
+    pod: Pod, outcome: PodOutcome | None, failure: PodFailure, tags: Mapping[str, Resolution]
+) -> list[ImageFacts]:
     """Each container's image as the engine resolved it for the pod (what was pulled)."""
     by_name: dict[str, ImageOutcome] = {}
     if outcome is not None:
@@ -421,12 +447,20 @@ def _image_facts(pod: Pod, outcome: PodOutcome | None, failure: PodFailure) -> l
                     if found.file and found.machine
                     else (f": {found.reason}" if found.reason else "")
                 )
+        tag = tags.get(container.image)
+        index_reference = ""
+        if tag is not None and tag.ok and tag.digest and tag.media_type in INDEX_TYPES:
+            index_reference = f"{tag.reference}@{tag.digest}"
         facts.append(
             ImageFacts(
                 container.name,
                 container.image,
                 resolution.platforms if ok and resolution is not None else None,
                 pinned=pinned,
+                index_reference=index_reference,
+                index_platforms=tag.platforms
+                if index_reference and tag is not None
+                else frozenset(),
                 single_manifest=bool(
                     resolution is not None
                     and resolution.media_type
@@ -470,5 +504,6 @@ __all__ = [
     "TriagedFailure",
     "cluster_source",
     "owner_chain",
+    "pinned_tags",
     "triage",
 ]

@@ -880,6 +880,10 @@ class ImageFacts:
     platforms: frozenset[Platform] | None
     pinned: bool = False
     single_manifest: bool = False
+    #: For a digest-pinned reference with a tag: the tag's index now, to pin instead
+    #: (``NAME:TAG@sha256:...``) and its platforms; empty when not known.
+    index_reference: str = ""
+    index_platforms: frozenset[Platform] = frozenset()
     verification: str = ""
 
 
@@ -930,10 +934,13 @@ def classify(
     fix = _fix_command(template)
     pinned = _pinned(involved, node_platform, template)
     if pinned is not None:
+        detail, instead = pinned
         return Diagnosis(
             "platform-pinned-digest",
-            pinned,
-            "pin the digest of the tag's index instead"
+            detail,
+            "pin "
+            + (instead or "the digest of the tag's index")
+            + " instead"
             + (f", then run `{fix}`" if fix else f" in the template of {owner}"),
         )
     if failure.kind == "exec-format-error" and node_platform is not None:
@@ -1113,10 +1120,11 @@ def _runs_on(platforms: frozenset[Platform], node: Platform) -> bool:
 
 def _pinned(
     images: Sequence[ImageFacts], node: Platform | None, template: TemplateFacts | None
-) -> str | None:
-    """Why the failure comes from a digest pinned to one platform's manifest, or None."""
+) -> tuple[str, str] | None:
+    """Why the failure comes from a digest pinned to one platform's manifest, and the
+    reference to pin instead (empty when not known); None when it does not."""
     if template is not None and template.pinned_digest_findings:
-        return template.pinned_digest_findings[0]
+        return template.pinned_digest_findings[0], ""
     for image in images:
         if not (image.pinned and image.single_manifest and image.platforms):
             continue
@@ -1124,9 +1132,14 @@ def _pinned(
             continue
         only = ", ".join(sorted(str(p) for p in image.platforms))
         on = f", and the pod ran on {node}" if node is not None else ""
+        index = ""
+        if image.index_reference:
+            listed = ", ".join(sorted(str(p) for p in image.index_platforms))
+            index = f"; the tag's index lists {listed}"
         return (
             f"{image.image} names the digest of one platform's manifest ({only}), not of an "
-            f"index{on}"
+            f"index{on}{index}",
+            image.index_reference,
         )
     return None
 

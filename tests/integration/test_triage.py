@@ -23,6 +23,8 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "triage"
 SHOP = FIXTURES / "shop"
 DOC = Path(__file__).parents[2] / "docs" / "triage.md"
 OFFLINE = ["--lock", "kmultiarch.lock", "--offline"]
+#: The index report:3.1 points to (the lock's entry for the tag): what to pin instead.
+REPORT_INDEX = "sha256:3432c54b7d6228850c00cb00acf7943b2c6ca6cce910543c9ea4e1f86761d251"
 
 
 @pytest.fixture
@@ -65,7 +67,7 @@ def test_each_cause_is_found_with_its_file_line_and_command(shop: Path) -> None:
             "platform-pinned-digest",
             "deploy/nightly-report.yaml",
             11,
-            "pin the digest of the tag's index instead, then run "
+            f"pin registry.example/shop/report:3.1@{REPORT_INDEX} instead, then run "
             "`kmultiarch fix deploy/nightly-report.yaml`",
         ),
         "Deployment search": (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from kmultiarch.assess.triage import cluster_source, triage
+from kmultiarch.assess.triage import cluster_source, pinned_tags, triage
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.triage import ARCH_LABEL, failures
 from kmultiarch.io.clusterdump import DumpLimits, read_cluster
@@ -22,7 +22,12 @@ from kmultiarch.output import default_format
 from kmultiarch.output.triage import FORMATTERS
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from kmultiarch.cli.session import RunOptions
+    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.reference import ImageRef
+    from kmultiarch.core.resolution import Resolution
 
 
 def triage_cluster(
@@ -57,7 +62,22 @@ def triage_cluster(
         manifests_given=bool(paths),
         namespace=options.request.namespace,
         cluster_files=["<stdin>" if name == "-" else name for name in clusters],
+        tags=_tag_answers(options, policy, pinned_tags(failing)),
     )
     sys.stdout.write(FORMATTERS[output or default_format()](triaged))
     sys.stdout.flush()
     return 1 if triaged.failed else 0
+
+
+def _tag_answers(
+    options: RunOptions, policy: Policy, tags: Mapping[str, ImageRef]
+) -> dict[str, Resolution]:
+    """What the tags of digest-pinned images point to now (the lock, the cache, the
+    registry): the index to pin instead of one platform's manifest."""
+    if not tags:
+        return {}
+    from kmultiarch.run.session import Session
+
+    with Session(options.configure(policy)) as session:
+        answers = session.resolver.resolve(list(dict.fromkeys(tags.values())))
+    return {image: answers[reference] for image, reference in tags.items() if reference in answers}
