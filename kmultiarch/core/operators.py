@@ -18,7 +18,7 @@ pool with its own image). Pure: plain data in and out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,11 +28,15 @@ __all__ = [
     "CATALOGUE",
     "MAX_POINTER_TOKENS",
     "ImageSource",
+    "Inheritance",
+    "MERGES",
+    "Merge",
     "OperatorKind",
     "Placement",
     "Pointer",
     "api_group",
     "catalogue_by_kind",
+    "effective_fields",
     "expand",
     "image_lookup",
     "image_matches",
@@ -77,6 +81,35 @@ class ImageSource:
     related: tuple[str, str, str] | None = None
 
 
+#: How a placement's own scheduling field combines with the same field of the object it is
+#: merged over (:class:`Inheritance`), as the operator's code does it:
+#: ``replace``: the placement's own, when set (not null), else the shared one's (Rook's
+#: ``Placement.Merge`` for nodeAffinity, Tekton's ``MergePodTemplateWithDefault``);
+#: ``merge-by-key``: a map merged key by key, the placement's keys winning (Spark's nodeSelector);
+#: ``append``: the shared list, then the placement's (Rook's tolerations);
+#: ``by-position``: lists merged item by item, by index (Flink's pod templates).
+Merge = Literal["replace", "merge-by-key", "append", "by-position"]
+MERGES: tuple[Merge, ...] = ("replace", "merge-by-key", "append", "by-position")
+
+
+@dataclass(frozen=True)
+class Inheritance:
+    """The less specific object the operator merges a placement over (Rook's
+    ``placement.all`` under ``placement.mon``; a PipelineRun's pod template under a task's), and
+    per scheduling field, how. The pods' decision is taken on the merged view; a field is
+    written into the placement only where the placement's own value is what the pods get
+    (``replace``, and the placement sets it): elsewhere the shared object's own placement
+    writes it, so nothing is written where the operator does not read it."""
+
+    path: Pointer
+    #: (field, merge) per scheduling field of the placement's shape (``nodeAffinity`` for a
+    #: bare node affinity); a field not named is the placement's own alone.
+    fields: tuple[tuple[str, Merge], ...]
+
+    def merge_of(self, field: str) -> Merge | None:
+        return next((merge for name, merge in self.fields if name == field), None)
+
+
 @dataclass(frozen=True)
 class Placement:
     """An object of the resource that the pods it makes are placed by.
@@ -92,6 +125,18 @@ class Placement:
     creates: int = 0
     pod_spec: bool = False
     shape: Literal["affinity", "node-affinity"] = "affinity"
+    #: The object the operator merges this one over, and how (None: this one alone).
+    inherits: Inheritance | None = None
+    #: The API versions (``v1beta1``) whose resources have this placement; empty: every one.
+    #: A field that does not exist in a version is never written there (the API server
+    #: would prune it).
+    versions: tuple[str, ...] = ()
+    #: Where the entry's rule comes from: the operator's repository, file and function.
+    cites: str = ""
+
+    def applies_to(self, api_version: str) -> bool:
+        """Whether resources of ``api_version`` (``tekton.dev/v1``) have this placement."""
+        return not self.versions or api_version.rpartition("/")[2] in self.versions
 
 
 @dataclass(frozen=True)
@@ -132,6 +177,14 @@ def placement_problems(placement: Placement) -> list[tuple[str, str]]:
             problems.append(
                 (key, f"a pointer of {len(pointer)} tokens; at most {MAX_POINTER_TOKENS}")
             )
+    if placement.inherits is not None:
+        if WILDCARD in placement.inherits.path:
+            problems.append(("inherits", "expected the pointer of one object, without `*`"))
+        if len(placement.inherits.path) > MAX_POINTER_TOKENS:
+            problems.append(("inherits", f"a pointer of more than {MAX_POINTER_TOKENS} tokens"))
+        for name, merge in placement.inherits.fields:
+            if merge not in MERGES:
+                problems.append(("inherits", f"{name}: expected one of {', '.join(MERGES)}"))
     if not 0 <= placement.creates <= len(placement.path):
         problems.append(
             (
@@ -215,6 +268,49 @@ def _ray(kind: str, cluster: str) -> OperatorKind:
         ),
         cites=f"{kind}{cluster.replace('/', '.')}.headGroupSpec.template, "
         "workerGroupSpecs[].template (PodTemplateSpecs)",
+    )
+
+
+_TEKTON_PIPELINE_IMAGES = (
+    _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
+    _extra("/spec/pipelineSpec/tasks/*/taskSpec/sidecars/*/image"),
+    _extra("/spec/pipelineSpec/finally/*/taskSpec/steps/*/image"),
+    _extra("/spec/pipelineSpec/finally/*/taskSpec/sidecars/*/image"),
+)
+
+
+def _tekton_pipeline_run(
+    version: str, template: str, task_template: str, creates: int
+) -> tuple[Placement, Placement]:
+    """A PipelineRun's pod template for every task's pod, and a task's own (taskRunSpecs[]),
+    whose nodeSelector, tolerations and affinity replace the run's when set. The images of
+    every task are judged for both (a task's own template is decided on them too: safe, if
+    stricter than its own images need)."""
+    source = (
+        f"tektoncd/pipeline pkg/apis/pipeline/{version}/pipelinerun_types.go "
+        f"PipelineRunSpec ({template}), GetTaskRunSpec: pod.MergePodTemplateWithDefault("
+        f"taskRunSpecs[].{task_template}, the run's); pkg/apis/pipeline/pod/template.go "
+        "MergePodTemplateWithDefault: a field of the task's template replaces the run's when "
+        "not nil"
+    )
+    return (
+        Placement(
+            _p(template),
+            _TEKTON_PIPELINE_IMAGES,
+            creates=creates,
+            versions=(version,),
+            cites=source,
+        ),
+        Placement(
+            _p(f"/spec/taskRunSpecs/*/{task_template}"),
+            _TEKTON_PIPELINE_IMAGES,
+            versions=(version,),
+            inherits=Inheritance(
+                _p(template),
+                (("nodeSelector", "replace"), ("tolerations", "replace"), ("affinity", "replace")),
+            ),
+            cites=source,
+        ),
     )
 
 
@@ -362,30 +458,31 @@ CATALOGUE: tuple[OperatorKind, ...] = (
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("MXJob", "mxReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
-    # Spark operator: driver and executor, each with its image or the application's.
+    # Spark operator: driver and executor, each with its image or the application's, and the
+    # application's nodeSelector under their own.
     OperatorKind(
         "sparkoperator.k8s.io",
         "SparkApplication",
-        (
+        tuple(
             Placement(
-                _p("/spec/driver"),
+                _p(f"/spec/{role}"),
                 (
-                    _image("/spec/driver/image", "/spec/image"),
-                    _extra("/spec/driver/sidecars/*/image"),
-                    _extra("/spec/driver/initContainers/*/image"),
+                    _image(f"/spec/{role}/image", "/spec/image"),
+                    _extra(f"/spec/{role}/sidecars/*/image"),
+                    _extra(f"/spec/{role}/initContainers/*/image"),
                 ),
-            ),
-            Placement(
-                _p("/spec/executor"),
-                (
-                    _image("/spec/executor/image", "/spec/image"),
-                    _extra("/spec/executor/sidecars/*/image"),
-                    _extra("/spec/executor/initContainers/*/image"),
-                ),
-            ),
+                inherits=Inheritance(_p("/spec"), (("nodeSelector", "merge-by-key"),)),
+                cites="kubeflow/spark-operator internal/controller/sparkapplication/"
+                "submission.go nodeSelectorOption (spec.nodeSelector as "
+                "spark.kubernetes.node.selector.*: driver and executor pods), "
+                "internal/webhook/sparkpod_defaulter.go addNodeSelectors (the role's "
+                "nodeSelector copied over it key by key), addAffinity (the role's affinity), "
+                "addTolerations (the role's tolerations)",
+            )
+            for role in ("driver", "executor")
         ),
         cites="SparkApplication.spec.{driver,executor}.{affinity,tolerations,nodeSelector,"
-        "image,sidecars,initContainers}, spec.image",
+        "image,sidecars,initContainers}, spec.nodeSelector, spec.image",
     ),
     # Tekton: a pod template applied to every step's pod; the images are the steps'.
     OperatorKind(
@@ -409,18 +506,12 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         "tekton.dev",
         "PipelineRun",
         (
-            Placement(
-                _p("/spec/taskRunTemplate/podTemplate"),
-                (
-                    _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
-                    _extra("/spec/pipelineSpec/tasks/*/taskSpec/sidecars/*/image"),
-                    _extra("/spec/pipelineSpec/finally/*/taskSpec/steps/*/image"),
-                ),
-                creates=2,
-            ),
+            *_tekton_pipeline_run("v1", "/spec/taskRunTemplate/podTemplate", "podTemplate", 2),
+            *_tekton_pipeline_run("v1beta1", "/spec/podTemplate", "taskPodTemplate", 1),
         ),
-        cites="PipelineRun.spec.taskRunTemplate.podTemplate; images "
-        "spec.pipelineSpec.{tasks,finally}[].taskSpec.steps[].image",
+        cites="PipelineRun (v1) spec.taskRunTemplate.podTemplate, spec.taskRunSpecs[]."
+        "podTemplate; (v1beta1) spec.podTemplate, spec.taskRunSpecs[].taskPodTemplate; images "
+        "spec.pipelineSpec.{tasks,finally}[].taskSpec.{steps,sidecars}[].image",
         adds="its init and entrypoint images",
     ),
     # OpenTelemetry operator: the collector's pods follow its spec.
@@ -468,7 +559,8 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         cites="Tenant.spec.pools[].{affinity,tolerations,nodeSelector}, spec.image",
         adds="its sidecar (the operator's) and an init container",
     ),
-    # Rook: placement.all with a bare nodeAffinity; the Ceph daemons run the ceph image.
+    # Rook: placement.all with a bare nodeAffinity, merged under each daemon's; the Ceph
+    # daemons run the ceph image.
     OperatorKind(
         "ceph.rook.io",
         "CephCluster",
@@ -478,6 +570,21 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                 (_image("/spec/cephVersion/image"),),
                 creates=2,
                 shape="node-affinity",
+            ),
+            *(
+                Placement(
+                    _p(f"/spec/placement/{daemon}"),
+                    (_image("/spec/cephVersion/image"),),
+                    shape="node-affinity",
+                    inherits=Inheritance(
+                        _p("/spec/placement/all"),
+                        (("nodeAffinity", "replace"), ("tolerations", "append")),
+                    ),
+                    cites=f"rook/rook pkg/apis/ceph.rook.io/v1/placement.go Get{getter}Placement: "
+                    "p.All().Merge(p[daemon]); Merge: the daemon's nodeAffinity replaces all's "
+                    "when set, its tolerations are appended to all's (mergeTolerations)",
+                )
+                for daemon, getter in (("mon", "Mon"), ("mgr", "Mgr"), ("osd", "OSD"))
             ),
         ),
         cites="CephCluster.spec.placement.all.{nodeAffinity,tolerations}, spec.cephVersion.image",
@@ -686,6 +793,53 @@ def image_lookup(
     return images, wrong
 
 
+def effective_fields(
+    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+) -> tuple[dict[str, object], frozenset[str]]:
+    """What the pods of a placement instance take from the object it is merged over: (the
+    merged value of each field that differs from the placement's own, the fields the placement
+    must not be written in: those the pods take, wholly or partly, from the shared object)."""
+    inheritance = placement.inherits
+    if inheritance is None:
+        return {}, frozenset()
+    found = [value for _, value in expand(resource, inheritance.path)]
+    shared = found[0] if len(found) == 1 and isinstance(found[0], Mapping) else {}
+    merged: dict[str, object] = {}
+    read_only: set[str] = set()
+    for name, merge in inheritance.fields:
+        own, base = holder.get(name), shared.get(name)
+        if merge == "replace":
+            if own is None:
+                read_only.add(name)
+                if base is not None:
+                    merged[name] = base
+            continue
+        read_only.add(name)
+        if merge == "merge-by-key" and isinstance(base, Mapping) and base:
+            merged[name] = {**base, **(own if isinstance(own, Mapping) else {})}
+        elif merge == "append" and isinstance(base, list) and base:
+            merged[name] = [*base, *(own if isinstance(own, list) else [])]
+        elif merge == "by-position" and isinstance(base, list) and base:
+            mine = own if isinstance(own, list) else []
+            merged[name] = [
+                _merged_item(base[i] if i < len(base) else None, mine[i] if i < len(mine) else None)
+                for i in range(max(len(base), len(mine)))
+            ]
+    return merged, frozenset(read_only)
+
+
+def _merged_item(base: object, own: object) -> object:
+    """Two list items merged as Flink merges pod templates: maps key by key (the more specific
+    winning, recursively), anything else replaced by the more specific one when it is set."""
+    if isinstance(base, Mapping) and isinstance(own, Mapping):
+        keys = [*base, *(key for key in own if key not in base)]
+        return {
+            key: _merged_item(base.get(key), own.get(key)) if key in own else base[key]
+            for key in keys
+        }
+    return base if own is None else own
+
+
 # -- writing into a placement ------------------------------------------------------------------
 
 _NODE_AFFINITY = "nodeAffinity"
@@ -704,10 +858,32 @@ def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, ob
 
 
 def in_shape(
-    operations: Sequence[PatchOperation], path: ConcretePath, shape: str
+    operations: Sequence[PatchOperation],
+    path: ConcretePath,
+    shape: str,
+    read_only: Collection[str] = (),
 ) -> list[PatchOperation]:
     """Operations planned on :func:`scheduling_view`, written in the placement's own shape:
-    ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook."""
+    ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook. Those on a field of
+    ``read_only`` are dropped: the pods take it from a shared object, written by its own
+    placement (:class:`Inheritance`)."""
+    written = _in_shape(operations, path, shape)
+    if not read_only:
+        return written
+    return [
+        operation
+        for operation in written
+        if not (
+            operation.is_under(path)
+            and operation.relative_to(path).path[:1]
+            and operation.relative_to(path).path[0] in read_only
+        )
+    ]
+
+
+def _in_shape(
+    operations: Sequence[PatchOperation], path: ConcretePath, shape: str
+) -> list[PatchOperation]:
     if shape != "node-affinity":
         return list(operations)
     written: list[PatchOperation] = []

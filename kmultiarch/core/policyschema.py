@@ -28,7 +28,10 @@ from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
 from kmultiarch.core.nodelabels import NodeLabelRule, read_node_labels
 from kmultiarch.core.operators import (
     MAX_POINTER_TOKENS,
+    MERGES,
     ImageSource,
+    Inheritance,
+    Merge,
     OperatorKind,
     Placement,
     api_group,
@@ -573,7 +576,9 @@ def _pointer(value: object, where: Where) -> tuple[str, ...]:
 def _placement(value: object, where: Where) -> Placement:
     if not isinstance(value, Mapping):
         raise where.error("expected a mapping with path and images")
-    check_keys(value, {"path", "images", "podSpec", "creates", "shape"}, where)
+    check_keys(
+        value, {"path", "images", "podSpec", "creates", "shape", "inherits", "versions"}, where
+    )
     path = _pointer(value.get("path"), where / "path")
     images: list[ImageSource] = []
     for index, element in enumerate(_listed(value.get("images"), where / "images")):
@@ -597,17 +602,54 @@ def _placement(value: object, where: Where) -> Placement:
     shape = value.get("shape", "affinity")
     if shape not in ("affinity", "node-affinity"):
         raise (where / "shape").error("expected affinity or node-affinity")
+    versions = _listed(value.get("versions"), where / "versions")
+    if not all(isinstance(version, str) and version and "/" not in version for version in versions):
+        raise (where / "versions").error("expected a list of API versions like v1beta1")
     placement = Placement(
         path,
         tuple(images),
         creates=creates,
         pod_spec=_flag(value.get("podSpec", False), where / "podSpec"),
         shape=cast(Literal["affinity", "node-affinity"], shape),
+        inherits=_inheritance(value.get("inherits"), where / "inherits"),
+        versions=tuple(str(version) for version in versions),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):
         raise (where / key).error(problem)
     return placement
+
+
+def _inheritance(value: object, where: Where) -> Inheritance | None:
+    """A placement's ``inherits``: the object the operator merges it over, and per scheduling
+    field how (``{path: /spec/placement/all, fields: {nodeAffinity: replace}}``)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise where.error(
+            "expected {path, fields: {FIELD: replace|merge-by-key|append|by-position}}"
+        )
+    check_keys(value, {"path", "fields"}, where)
+    path = _pointer(value.get("path"), where / "path")
+    fields = value.get("fields")
+    if not isinstance(fields, Mapping) or not fields:
+        raise (where / "fields").error(
+            "expected a mapping of scheduling field to how it merges, like {tolerations: append}"
+        )
+    merges: list[tuple[str, Merge]] = []
+    for name, merge in fields.items():
+        if name not in _MERGED_FIELDS:
+            raise (where / "fields" / str(name)).error(
+                f"expected one of {', '.join(_MERGED_FIELDS)}"
+            )
+        if merge not in MERGES:
+            raise (where / "fields" / str(name)).error(f"expected one of {', '.join(MERGES)}")
+        merges.append((str(name), cast(Merge, merge)))
+    return Inheritance(path, tuple(merges))
+
+
+#: The scheduling fields an ``inherits`` entry may name (``nodeAffinity``: a bare one, Rook's).
+_MERGED_FIELDS = ("nodeSelector", "tolerations", "affinity", "nodeAffinity")
 
 
 def _image_list(value: object, where: Where) -> tuple[str, ...]:

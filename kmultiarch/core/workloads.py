@@ -21,8 +21,10 @@ from kmultiarch.core.operators import (
     Placement,
     api_group,
     catalogue_by_kind,
+    effective_fields,
     image_lookup,
     resolved_default,
+    scheduling_view,
     type_name,
     walk,
 )
@@ -147,6 +149,9 @@ class PodTarget:
     #: False when the placement itself is of the wrong type (a string where the operator reads
     #: an object): nothing can be written, its pods are left as they are.
     placeable: bool = True
+    #: Fields of the mapping never written: its pods take them from a shared object, which its
+    #: own placement writes (Rook's ``placement.all`` tolerations under ``placement.mon``).
+    read_only: frozenset[str] = frozenset()
 
     @property
     def field_path(self) -> str:
@@ -252,7 +257,10 @@ def _placement_targets(
     operator's own, and its defaults where the resource names none. A placement met with a
     value of the wrong type is a target that cannot be placed (a warning names the field)."""
     seen: set[ConcretePath] = set()
+    api_version = resource.get("apiVersion")
     for placement in entry.placements:
+        if not placement.applies_to(str(api_version)):
+            continue  # a field of another version of the API
         instances, wrong = _instances(resource, placement)
         for wrong_path, value in wrong:
             if wrong_path in seen:
@@ -295,18 +303,39 @@ def _placement_targets(
                     ContainerImage((), "operator", image, added_by="operator")
                     for image in entry.operator_images
                 )
+            inherited, read_only = effective_fields(resource, placement, holder)
+            if _takes_all_from_shared(placement, read_only):
+                continue  # its pods are placed by the shared object alone: judged there
             template = _template_of(resource, holder_path) if placement.pod_spec else {}
             yield PodTarget(
                 (*path, *holder_path),
                 holder,
                 tuple(containers),
                 _annotations(template),
+                scheduling_view(inherited, placement.shape),
                 placement=placement,
                 missing=missing,
                 chosen_by_operator=tuple(chosen),
                 labels=_labels(template),
                 malformed=tuple(malformed),
+                read_only=read_only,
             )
+
+
+#: The fields kmultiarch writes, per placement shape.
+_WRITTEN_FIELDS = {
+    "affinity": frozenset({"tolerations", "affinity"}),
+    "node-affinity": frozenset({"tolerations", "nodeAffinity"}),
+}
+
+
+def _takes_all_from_shared(placement: Placement, read_only: frozenset[str]) -> bool:
+    """A placement merged over a shared one that sets none of the fields it would replace, and
+    has no field of its own to write: its pods are those of the shared placement."""
+    if placement.inherits is None:
+        return False
+    merged = {name for name, _ in placement.inherits.fields}
+    return _WRITTEN_FIELDS[placement.shape] <= merged <= read_only
 
 
 def _expected(placement: Placement, depth: int) -> str:
