@@ -130,6 +130,17 @@ class PlatformVerification:
     code: UnverifiedCode | None = None
     via: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Bounded when made as when read back (caches, the lock): a path from an image may
+        # be a megabyte long, and a verdict written must read back, not as damage.
+        for name in ("file", "machine", "reason"):
+            object.__setattr__(self, name, _clipped(getattr(self, name)))
+        if len(self.via) > _MAX_STEPS or any(len(step) > _MAX_TEXT for step in self.via):
+            kept = self.via
+            if len(kept) > _MAX_STEPS:
+                kept = kept[: _MAX_STEPS - 1] + kept[-1:]
+            object.__setattr__(self, "via", tuple(_clipped(step) for step in kept))
+
     @property
     def cacheable(self) -> bool:
         """Whether the verdict is the image's own (for good: the manifest is content-
@@ -211,6 +222,11 @@ def verification_from_json(document: Mapping[str, Any]) -> PlatformVerification:
         code,
         tuple(via),
     )
+
+
+def _clipped(text: str) -> str:
+    """``text`` within what a verdict read back may hold (its end marked)."""
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "\u2026"
 
 
 def _text_field(document: Mapping[str, Any], key: str, *, required: bool = False) -> str:

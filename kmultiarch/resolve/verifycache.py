@@ -87,6 +87,8 @@ class VerificationCache:
             return None
 
     def put_children(self, digest: str, children: tuple[IndexChild, ...]) -> None:
+        if len(children) > _MAX_CHILDREN:
+            return  # bounded on write as on read: such an index is listed again next run
         listed = [{"platform": str(c.platform), "digest": c.digest} for c in children]
         self._put(digest, {"kind": "index", "children": listed})
 

@@ -26,7 +26,7 @@ DIGESTS = [f"sha256:{n:064x}" for n in range(1, 5)]
 #: Texts an image may hold in a file name or a reason (read back exactly, or as U+FFFD).
 TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FFF), max_size=30
-)
+) | st.text(alphabet="/ab", min_size=4090, max_size=4200)  # past what a verdict may hold
 
 
 @st.composite
@@ -45,7 +45,7 @@ def verdicts_for(draw: st.DrawFn, child: IndexChild) -> PlatformVerification:
         machine=draw(TEXT),
         reason=draw(TEXT),
         code=code,  # type: ignore[arg-type]
-        via=tuple(draw(st.lists(TEXT, max_size=3))),
+        via=tuple(draw(st.lists(TEXT, max_size=3) | st.lists(st.just("/x"), min_size=70))),
     )
 
 
@@ -109,3 +109,24 @@ def test_a_verdict_moved_to_another_claims_key_is_refused() -> None:
     backend.set(VERIFY_PREFIX + claim_key(digest, arm64), moved)
     assert cache.verdict(digest, arm64) is None
     assert any("not the platform it is stored under" in w for w in backend.warnings)
+
+
+def test_an_index_of_300_platform_manifests_is_not_cached_as_damage() -> None:
+    backend = MemoryCacheBackend()
+    cache = VerificationCache(ResolutionCache(backend))
+    children = tuple(
+        IndexChild(Platform.create("linux", "amd64", os_version=f"1.{n}"), DIGESTS[0])
+        for n in range(300)
+    )
+    cache.put_children(DIGESTS[1], children)
+    assert cache.children(DIGESTS[1]) is None
+    assert backend.warnings == []
+
+
+def test_a_verdict_naming_a_path_longer_than_a_verdict_holds_reads_back() -> None:
+    cache = VerificationCache(ResolutionCache(MemoryCacheBackend()))
+    long_path = "/" + "a" * 10_000
+    verdict = PlatformVerification(PLATFORMS[1], DIGESTS[0], "mismatch", long_path, "x86-64")
+    cache.put_verdict(verdict)
+    assert cache.verdict(DIGESTS[0], PLATFORMS[1]) == verdict
+    assert len(verdict.file) == 4096 and verdict.file.endswith("\u2026")
