@@ -116,14 +116,13 @@ _NOT_CONTAINER_IMAGES = frozenset({"rbd"})
 #: Deep enough for any real resource or schema; a bound on hostile nesting.
 _MAX_DEPTH = 64
 
-#: Text that any pod-shaped content has: a key named like one (quoted or not, YAML or JSON).
-#: A document without it is not composed to be scanned.
-_POD_SHAPED_TEXT = re.compile(
-    r"(?:\b(?:image|imageName|containers|affinity|nodeAffinity|tolerations|nodeSelector)"
-    r"|[a-z0-9]Image(?:Name)?)[\"']?[ \t]*:"
+#: Text that any pod-shaped content has: a key named like one (quoted or not, YAML or JSON),
+#: each pattern led by its word (a literal prefix the regular expression engine finds fast). A
+#: document without any is not composed to be scanned.
+_POD_SHAPED_KEYS = tuple(
+    (word, re.compile(rf"{word}(?:Name)?[\"']?[ \t]*:"))
+    for word in ("image", "Image", "containers", "ffinity", "tolerations", "nodeSelector")
 )
-# Led by a literal line break, which the regular expression engine finds fast.
-_POD_SHAPED_WORDS = ("mage", "containers", "ffinity", "tolerations", "nodeSelector")
 _CRD_PROPERTY_TEXT = re.compile(
     r"\n[ \t]*[\"']?(?:image|imageName|containers|affinity|nodeAffinity|tolerations|nodeSelector"
     r"|[A-Za-z0-9]*Image(?:Name)?)[\"']?[ \t]*:"
@@ -134,9 +133,7 @@ def may_be_pod_shaped(text: str) -> bool:
     """Whether a document's text may hold pod-shaped content (a key named like one): a fast
     check before composing a document only to scan it (substrings first: a search for a
     literal is many times faster than for a pattern)."""
-    return any(word in text for word in _POD_SHAPED_WORDS) and (
-        _POD_SHAPED_TEXT.search(text) is not None
-    )
+    return any(word in text and key.search(text) for word, key in _POD_SHAPED_KEYS)
 
 
 def is_crd(api_version: str, kind: str) -> bool:
@@ -159,8 +156,10 @@ def needs_scan(api_version: str, kind: str, known: Mapping[tuple[str, str], obje
     ``known`` holds (the catalogue with the policy's podSpecs), not one of
     :data:`NOT_POD_MAKERS`. A list's items are judged one by one."""
     group = api_group(api_version)
-    if kind.endswith("List"):
+    if kind == "List":
         return True
+    if kind.endswith("List") and len(kind) > 4:
+        return needs_scan(api_version, kind.removesuffix("List"), known)  # a ConfigMapList's
     return not (
         group in BUILT_IN_GROUPS
         or (group, kind) in POD_SPEC_PATHS
