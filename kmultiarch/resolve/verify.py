@@ -5,11 +5,14 @@ The search itself is pure (:func:`kmultiarch.core.verification.search_start_file
 says which layer to read, watching which path, until it has a verdict. This module reads:
 manifests and configs (digests checked), and layers streamed from the registry, top layer
 first, decompressed as they arrive (:mod:`kmultiarch.resolve.layerstream`) into a tar reader
-that indexes every entry's header and keeps only the first bytes of the files that matter,
-stopping as soon as the verdict is known. Per platform manifest a :class:`VerifyBounds` caps
-the bytes downloaded, the bytes decompressed and the time. A layer read for one platform is
+that indexes every entry's header and keeps only the first bytes of the files that matter.
+Each layer is read to its end (the runtime applies every entry, the last at a path winning)
+and hashed as it arrives: it answers only once its bytes match its digest. Per platform
+claim a :class:`VerifyBounds` caps the bytes downloaded, the bytes decompressed and the
+time (checked at every chunk read and at every step of the search). A layer read for one platform is
 not read again for another (or another image) that shares it: its index is kept for the run.
-Verdicts are cached for good by manifest digest (:mod:`kmultiarch.resolve.verifycache`).
+Verdicts answer one claim each, "manifest D runs on platform P", and are cached for good by
+claim (:mod:`kmultiarch.resolve.verifycache`).
 
 :func:`verify_resolutions` (async) and :func:`verify_images` (sync) take images' resolutions,
 as the resolver gives them, and return an :class:`ImageVerification` for each.
@@ -99,7 +102,8 @@ class VerifyBounds:
 @dataclass
 class VerifyStats:
     """What a run cost: platforms answered, from the cache or read; layer bytes downloaded
-    and decompressed, layers opened; and per platform manifest, the bytes downloaded."""
+    and decompressed, layers opened; and per platform claim (:func:`claim_key`), the bytes
+    downloaded."""
 
     platforms: int = 0
     cached: int = 0
