@@ -31,6 +31,7 @@ tolerates them reaches at least one of those sources.
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ from kmultiarch.core.nodelabels import (
     NodeLabelRule,
     compute_class_machines,
     requirement_architectures,
+    rule_for,
     stream_rules,
 )
 from kmultiarch.core.platform import Platform
@@ -96,6 +98,8 @@ class NodeSource:
     path: tuple[str | int, ...] = ()  # from the document root (inside a List)
     #: Taints with an effect Kubernetes does not have: not in ``taints``, said by the adapter.
     unknown_taints: tuple[Taint, ...] = ()
+    #: A Node's labels (``metadata.labels``), for the labels that split the cluster.
+    labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def display_name(self) -> str:
@@ -170,7 +174,14 @@ def _node_source(resource: Mapping[str, object], path: ResourcePath) -> Iterator
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else "(unnamed)"
     if kind == "Node" and api_version == "v1":
         known, unknown = _by_effect(_node_taints(resource))
-        yield NodeSource("v1", "Node", str(name), _node_platforms(resource), known, path, unknown)
+        labels = tuple(
+            (key, value)
+            for key, value in _mapping(metadata.get("labels")).items()
+            if isinstance(key, str) and isinstance(value, str)
+        )
+        yield NodeSource(
+            "v1", "Node", str(name), _node_platforms(resource), known, path, unknown, labels
+        )
     elif kind == "NodePool" and api_version in NODEPOOL_API_VERSIONS:
         template_spec = _mapping(
             _mapping(_mapping(resource.get("spec")).get("template")).get("spec")
@@ -292,21 +303,77 @@ def cluster_shape(sources: Sequence[NodeSource]) -> ClusterShape:
     return ClusterShape(tuple(ordered), {p: tolerations[p] for p in ordered if p in tolerations})
 
 
-def policy_document(shape: ClusterShape, name: str = "cluster") -> dict[str, object]:
+def policy_document(
+    shape: ClusterShape,
+    name: str = "cluster",
+    node_labels: Sequence[Mapping[str, object]] = (),
+) -> dict[str, object]:
     """A MultiArchPolicy object for the shape. ``tolerations`` is always written: left out,
-    the built-in default (arm64 nodes tainted ``kubernetes.io/arch=arm64``) would apply."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {"name": name},
-        "spec": {
-            "platforms": [str(p) for p in shape.platforms],
-            "tolerations": {
-                str(platform): [toleration.to_manifest() for toleration in items]
-                for platform, items in shape.tolerations.items()
-            },
+    the built-in default (arm64 nodes tainted ``kubernetes.io/arch=arm64``) would apply.
+    ``node_labels``: ``spec.nodeLabels`` entries (:func:`splitting_labels`), when any."""
+    spec: dict[str, object] = {
+        "platforms": [str(p) for p in shape.platforms],
+        "tolerations": {
+            str(platform): [toleration.to_manifest() for toleration in items]
+            for platform, items in shape.tolerations.items()
         },
     }
+    if node_labels:
+        spec["nodeLabels"] = [dict(entry) for entry in node_labels]
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name}, "spec": spec}
+
+
+#: Labels that identify a node or place it, whatever its CPU: never written as nodeLabels even
+#: where a small cluster happens to split on them.
+_NOT_SPLITTING = (
+    ARCH_LABEL,
+    OS_LABEL,
+    *_BETA.values(),
+    WINDOWS_BUILD_LABEL,
+    "kubernetes.io/hostname",
+)
+_NOT_SPLITTING_PREFIXES = ("topology.kubernetes.io/", "failure-domain.beta.kubernetes.io/")
+
+
+def splitting_labels(sources: Sequence[NodeSource]) -> list[dict[str, object]]:
+    """``spec.nodeLabels`` entries for the Nodes' labels that split the cluster by
+    architecture: a label with at least two values across nodes of at least two
+    architectures, each value held only by nodes of one architecture, and some value held by
+    more than one node (a label whose every value is one node's own is an identity, like the
+    hostname); zone and hostname labels never. Values the built-in table already says the same
+    of are left out. Each entry: the values held by nodes of the same platforms."""
+    by_key: dict[str, dict[str, list[Platform]]] = {}
+    for source in sources:
+        if source.kind != "Node" or len(source.platforms) != 1:
+            continue
+        for key, value in source.labels:
+            if key in _NOT_SPLITTING or key.startswith(_NOT_SPLITTING_PREFIXES) or not value:
+                continue
+            by_key.setdefault(key, {}).setdefault(value, []).append(source.platforms[0])
+    entries: list[dict[str, object]] = []
+    for key in sorted(by_key):
+        holders = by_key[key]
+        architectures = {value: {p.architecture for p in found} for value, found in holders.items()}
+        if (
+            len(holders) < 2
+            or any(len(archs) != 1 for archs in architectures.values())
+            or len({arch for archs in architectures.values() for arch in archs}) < 2
+            or all(len(found) == 1 for found in holders.values())
+        ):
+            continue
+        grouped: dict[tuple[Platform, ...], list[str]] = {}
+        for value in sorted(holders):
+            (architecture,) = architectures[value]
+            known = rule_for(key, value, ())
+            if known is not None and known.architectures == (architecture,):
+                continue
+            platforms = tuple(sorted(set(holders[value])))
+            grouped.setdefault(platforms, []).append(glob.escape(value))
+        entries.extend(
+            {"key": key, "values": values, "platforms": [str(p) for p in platforms]}
+            for platforms, values in grouped.items()
+        )
+    return entries
 
 
 def drift(sources: Sequence[NodeSource], policy: SchedulingPolicy) -> list[tuple[NodeSource, str]]:

@@ -161,3 +161,55 @@ def test_a_policys_node_labels_extend_and_override_the_table(
     assert mutated.returncode == 0, mutated.stderr
     terms = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]["affinity"]
     assert "amd64" in str(terms)  # the value says nothing now: today's rule
+
+
+def _node(name: str, arch: str, **labels: str) -> str:
+    extra = "".join(f"      {key}: {value}\n" for key, value in labels.items())
+    return (
+        f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {name}\n    labels:\n"
+        f"      kubernetes.io/arch: {arch}\n      kubernetes.io/os: linux\n"
+        f"      kubernetes.io/hostname: {name}\n{extra}"
+    )
+
+
+def test_policy_init_writes_the_labels_that_split_the_cluster_and_mutate_uses_them(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    nodes = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        [
+            _node(
+                "a1", "amd64", **{"example.com/pool": "general", "topology.kubernetes.io/zone": "a"}
+            ),
+            _node(
+                "a2", "amd64", **{"example.com/pool": "general", "topology.kubernetes.io/zone": "a"}
+            ),
+            _node(
+                "b1",
+                "arm64",
+                **{"example.com/pool": "graviton", "topology.kubernetes.io/zone": "b"},
+            ),
+            _node(
+                "b2",
+                "arm64",
+                **{"example.com/pool": "graviton", "topology.kubernetes.io/zone": "b"},
+            ),
+        ]
+    )
+    result = run_kmultiarch(["policy", "init"], env=env, stdin=nodes)
+    assert result.returncode == 0, result.stderr
+    policy = yaml.safe_load(result.stdout)
+    # the zone splits this cluster too, by chance: never written
+    assert policy["spec"]["nodeLabels"] == [
+        {"key": "example.com/pool", "values": ["general"], "platforms": ["linux/amd64"]},
+        {"key": "example.com/pool", "values": ["graviton"], "platforms": ["linux/arm64"]},
+    ]
+    policy["spec"]["registries"] = {"registry.test": {"mirror": registry.url}}
+    config = tmp_path / "policy.yaml"
+    config.write_text(yaml.safe_dump(policy))
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(
+        _selecting(image(registry, "single-docker-amd64"), "example.com/pool", "graviton")
+    )
+    checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert checked.returncode == 1
+    assert "nodeSelector example.com/pool=graviton means linux/arm64 nodes" in checked.stdout

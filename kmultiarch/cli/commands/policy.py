@@ -17,7 +17,13 @@ from collections.abc import Sequence
 import yaml
 
 from kmultiarch.cli.session import warn
-from kmultiarch.core.cluster import NodeSource, cluster_shape, node_sources, policy_document
+from kmultiarch.core.cluster import (
+    NodeSource,
+    cluster_shape,
+    node_sources,
+    policy_document,
+    splitting_labels,
+)
 from kmultiarch.core.policy import TAINT_EFFECTS
 from kmultiarch.errors import InputError
 from kmultiarch.io.inputs import collect_inputs
@@ -66,7 +72,7 @@ def format_policy(found: Sequence[NodeSource], name: str) -> str:
         taints = f"; taints {', '.join(str(t) for t in node.taints)}" if node.taints else ""
         lines.append(f"  {node.display_name}: {platforms}{taints}")
     header = "".join(f"# {_comment_text(line)}\n" for line in lines)
-    document = policy_document(cluster_shape(found), name)
+    document = policy_document(cluster_shape(found), name, splitting_labels(found))
     return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
