@@ -23,7 +23,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kmultiarch.core.findings import Finding, PodStatus, ResourceRef
+from kmultiarch.core.findings import UNKNOWN_POD_KIND, Finding, PodStatus, ResourceRef
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy, SchedulingPolicy
 from kmultiarch.core.scheduling import describe_changes, supported_platforms
@@ -237,6 +237,9 @@ class Inventory:
     cluster: tuple[str, ...]
     #: Set by ``--suggest-upgrades`` only (None: not asked for).
     upgrades: list[UpgradeSuggestion] | None = None
+    #: Resources of kinds kmultiarch does not know that hold what pods are made of (their
+    #: ``unknown-pod-kind`` findings, each with the spec.podSpecs entry to declare the kind).
+    unknown_kinds: list[Finding] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {
@@ -287,7 +290,13 @@ def inventory(result: EngineResult, policy: Policy) -> Inventory:
         )
         for key, uses in sorted(images.items())
     ]
-    return Inventory(entries, workloads, tuple(str(p) for p in policy.scheduling.platforms))
+    unknown = [finding for finding in result.findings if finding.rule == UNKNOWN_POD_KIND]
+    return Inventory(
+        entries,
+        workloads,
+        tuple(str(p) for p in policy.scheduling.platforms),
+        unknown_kinds=unknown,
+    )
 
 
 def _workload_entry(

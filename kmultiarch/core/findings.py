@@ -78,6 +78,7 @@ PINNED_POD = "pinned-pod"
 POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
+UNKNOWN_POD_KIND = "unknown-pod-kind"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -206,6 +207,16 @@ RULES: dict[str, Rule] = {
             "Information only.",
         ),
         Rule(
+            UNKNOWN_POD_KIND,
+            "UnknownPodKind",
+            "A custom resource of a kind kmultiarch does not know holds what pods are made of "
+            "(a pod spec, images, affinity, tolerations, nodeSelector): the pods its operator "
+            "makes are not judged",
+            "Declare the kind in the policy's spec.podSpecs: the message (and `suggestion` in "
+            "JSON) gives an entry to check against the operator's documentation and paste. "
+            "If its operator makes no pods, list the kind in exclude.kinds.",
+        ),
+        Rule(
             UNRESOLVED_IMAGE,
             "UnresolvedImage",
             "The platforms of an image could not be resolved",
@@ -232,6 +243,8 @@ class Finding:
     #: The field it is about, from the document's root (a pod spec, a container's image).
     path: tuple[str | int, ...] = ()
     image: str | None = None
+    #: Text to paste that would settle it (unknown-pod-kind: a spec.podSpecs entry as YAML).
+    suggestion: str | None = None
 
     @property
     def field_path(self) -> str | None:

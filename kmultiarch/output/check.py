@@ -132,6 +132,7 @@ def _problem_json(problem: Finding) -> dict[str, Any]:
         "resource": problem.resource.as_dict() if problem.resource else None,
         "fieldPath": problem.field_path,
         "image": problem.image,
+        **({"suggestion": problem.suggestion} if problem.suggestion else {}),
     }
 
 
@@ -170,7 +171,13 @@ def format_sarif(result: CheckResult) -> str:
             "defaultConfiguration": {
                 "level": "warning"
                 if rule.id
-                in ("unresolved-image", "policy-drift", "fallback-platforms", "comments-lost")
+                in (
+                    "unresolved-image",
+                    "policy-drift",
+                    "fallback-platforms",
+                    "comments-lost",
+                    "unknown-pod-kind",
+                )
                 else "error"
             },
         }
@@ -202,6 +209,8 @@ def format_sarif(result: CheckResult) -> str:
         }
         if problem.image:
             entry["properties"] = {"image": problem.image}
+        if problem.suggestion:
+            entry["properties"] = {**entry.get("properties", {}), "suggestion": problem.suggestion}
         results.append(entry)
     log = {
         "$schema": SARIF_SCHEMA,

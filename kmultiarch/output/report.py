@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from kmultiarch.assess.assessment import ImageEntry, Inventory, UpgradeSuggestion, WorkloadEntry
+from kmultiarch.core.findings import Finding
 from kmultiarch.output import display_path, table
 from kmultiarch.output.safe import printable
 from kmultiarch.output.verification import image_json, verdict_detail, verdict_text
@@ -65,6 +66,7 @@ def format_text(inventory: Inventory, generated: str) -> str:
     lines += [
         "  " + line for line in table(workload_rows, ("WORKLOAD", "CATEGORY", "RUNS ON", "SOURCE"))
     ]
+    lines += _unknown_kind_lines(inventory)
     if inventory.upgrades is not None:
         lines += ["", "Upgrades (nearest newer tag with the platforms an image lacks)"]
         lines += [f"  {_upgrade_text(upgrade)}" for upgrade in inventory.upgrades] or [
@@ -72,6 +74,51 @@ def format_text(inventory: Inventory, generated: str) -> str:
         ]
     lines += ["", f"cluster platforms: {', '.join(inventory.cluster)}; generated {generated}"]
     return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _unknown_kind_lines(inventory: Inventory) -> list[str]:
+    """Resources of kinds kmultiarch does not know that look like they make pods, each with
+    the fields found and the spec.podSpecs entry that would have them judged."""
+    if not inventory.unknown_kinds:
+        return []
+    lines = ["", "Kinds kmultiarch does not know, whose pods are not judged (spec.podSpecs)"]
+    for finding in inventory.unknown_kinds:
+        name = finding.resource.display_name if finding.resource else ""
+        lines.append(f"  {name} ({display_path(finding.source)}:{finding.line})")
+        lines += [f"    {line}" for line in (finding.suggestion or "").splitlines()]
+    return lines
+
+
+def _unknown_kind_json(finding: Finding) -> dict[str, Any]:
+    return {
+        **(finding.resource.as_dict() if finding.resource else {}),
+        "source": display_path(finding.source),
+        "line": finding.line,
+        "message": finding.message,
+        "suggestion": finding.suggestion,
+    }
+
+
+def _unknown_kinds_html(inventory: Inventory) -> str:
+    if not inventory.unknown_kinds:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_html(finding.resource.display_name if finding.resource else '')}</td>"
+        f"<td><pre><code>{_html_block(finding.suggestion or '')}</code></pre></td>"
+        f"<td><code>{_html(display_path(finding.source))}:{finding.line}</code></td></tr>"
+        for finding in inventory.unknown_kinds
+    )
+    return (
+        f"<h2>Kinds kmultiarch does not know ({len(inventory.unknown_kinds)})</h2>\n"
+        '<table id="unknown-kinds">\n<thead><tr><th>Resource</th>'
+        "<th>spec.podSpecs entry to check and declare</th><th>Source</th></tr></thead>\n"
+        f"<tbody>{rows}</tbody>\n</table>\n"
+    )
+
+
+def _html_block(text: str) -> str:
+    """Lines of outside text for a ``<pre>``: each neutralised and escaped as :func:`_html`."""
+    return "\n".join(_html(line) for line in text.splitlines())
 
 
 def _verification_lines(inventory: Inventory) -> list[str]:
@@ -164,6 +211,8 @@ def format_json(inventory: Inventory, generated: str) -> str:
         "images": [_image_json(image) for image in inventory.images],
         "workloads": [_workload_json(workload) for workload in inventory.workloads],
     }
+    if inventory.unknown_kinds:
+        document["unknownPodKinds"] = [_unknown_kind_json(f) for f in inventory.unknown_kinds]
     if inventory.upgrades is not None:
         document["upgrades"] = [_upgrade_json(upgrade) for upgrade in inventory.upgrades]
     return json.dumps(document, indent=2) + "\n"
@@ -300,7 +349,7 @@ def format_html(inventory: Inventory, generated: str) -> str:
 <th>Source</th></tr></thead>
 <tbody>{workload_rows}</tbody>
 </table>
-{_upgrades_html(inventory)}</main>
+{_unknown_kinds_html(inventory)}{_upgrades_html(inventory)}</main>
 </body>
 </html>
 """

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from support.cli import Completed, clean_env, run_kmultiarch
+from support.schemas import validate_gitlab_report, validate_sarif
 
 RESOURCE = """\
 # A comment, and a layout kmultiarch must keep byte for byte.
@@ -128,7 +129,9 @@ def test_check_sarif_declares_the_rule_as_a_warning(
 ) -> None:
     result = _run(["check", "--output", "sarif"], files, env)
     assert result.returncode == 0, result.stderr
-    run = json.loads(result.stdout)["runs"][0]
+    log = json.loads(result.stdout)
+    validate_sarif(log)
+    run = log["runs"][0]
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     assert rules["unknown-pod-kind"]["defaultConfiguration"]["level"] == "warning"
     assert "spec.podSpecs" in rules["unknown-pod-kind"]["help"]["text"]
@@ -136,6 +139,17 @@ def test_check_sarif_declares_the_rule_as_a_warning(
     assert entry["level"] == "warning"
     assert entry["properties"]["suggestion"] == ENTRY
     assert run["tool"]["driver"]["rules"][entry["ruleIndex"]]["id"] == "unknown-pod-kind"
+
+
+def test_check_gitlab_reports_it_as_minor(files: dict[str, Path], env: dict[str, str]) -> None:
+    result = _run(["check", "--output", "gitlab"], files, env)
+    assert result.returncode == 0, result.stderr
+    (issue,) = [
+        i for i in validate_gitlab_report(result.stdout) if i["check_name"] == "unknown-pod-kind"
+    ]
+    assert issue["severity"] == "minor"
+    markdown = _run(["check", "--output", "markdown"], files, env).stdout
+    assert "unknown-pod-kind (1): Declare the kind in the policy's spec.podSpecs" in markdown
 
 
 def test_mutate_warns_and_changes_no_byte(files: dict[str, Path], env: dict[str, str]) -> None:
