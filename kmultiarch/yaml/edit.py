@@ -1006,20 +1006,49 @@ def _flow_splice(document: SourceDocument, operations: list[_Operation]) -> str:
     """A JSON (or YAML flow) document with ``operations`` spliced in, in its own separators
     (``,`` or ``, ``, ``:`` or ``: ``), key quoting, trailing commas, line breaks and
     indentation: what they do not touch (the other items of a List, the other keys) stays byte
-    for byte. Each operation is spliced into the text the one before left (such documents are
-    few and small; each is composed once per operation)."""
+    for byte.
+
+    The operations are planned against one composition of the text and the text is built once
+    from all their splices, so an edit of every item of a 5,000-item ``kubectl get -o json``
+    List costs time in proportion to its size (issue 28: splicing and composing again per
+    operation was quadratic). An operation that meets what an earlier one of the same pass
+    changed (a key it added, a value it replaced, an item index it shifted) ends the pass: the
+    text is composed again and planning goes on from that operation, so it sees the earlier
+    ones as if each had been spliced alone."""
     text = document.text
-    for operation in operations:
-        try:
-            root = SourceDocument(document.source, document.index, document.start_line, text).node
-        except ManifestStreamError as exc:
-            raise _NotExact from exc
-        text = _FlowText(text, root).splice(operation)
+    root = document.node
+    pending = operations
+    while pending:
+        flow = _FlowText(text, root)
+        planned = flow.plan(pending)
+        text = flow.spliced()
+        pending = pending[planned:]
+        if pending:
+            try:
+                root = SourceDocument(
+                    document.source, document.index, document.start_line, text
+                ).node
+            except ManifestStreamError as exc:
+                raise _NotExact from exc
     return text
 
 
+class _Meets(Exception):
+    """An operation meets what an earlier one of the same pass changed: plan it anew."""
+
+
+@dataclass(frozen=True)
+class _Splice:
+    """``text[start:end]`` becomes ``new``; splices at one position keep their order."""
+
+    start: int
+    end: int
+    order: int
+    new: str
+
+
 class _FlowText:
-    """Positions and layout of one flow document's nodes, for one splice."""
+    """Positions and layout of one flow document's nodes, and the splices planned on them."""
 
     def __init__(self, text: str, root: Node | None) -> None:
         if root is None or not _is_flow(root):
@@ -1031,27 +1060,85 @@ class _FlowText:
         self.item_separator = self._item_separator()
         self.step = self._indent_step()
         self.quoted_keys, self.trailing_comma = self._conventions()
+        self.splices: list[_Splice] = []
+        # Nodes (by id) this pass replaced, those with a splice somewhere inside them, the keys
+        # it added to each mapping and the sequences whose items it moved.
+        self.replaced: set[int] = set()
+        self.touched: set[int] = set()
+        self.added_keys: dict[int, set[str]] = {}
+        self.grown: set[int] = set()
 
-    def splice(self, operation: _Operation) -> str:
+    def plan(self, operations: Sequence[_Operation]) -> int:
+        """Plan splices for the operations in order, up to the first that meets the work of an
+        earlier one (at least one is planned); how many were planned."""
+        for count, operation in enumerate(operations):
+            try:
+                self._plan(operation)
+            except (_Meets, _NotExact, ValueError):
+                if count == 0:
+                    raise  # on a text no other operation touched: a real error
+                return count
+        return len(operations)
+
+    def spliced(self) -> str:
+        """The text with every planned splice, built once."""
+        splices = sorted(self.splices, key=lambda splice: (splice.start, splice.order))
+        parts: list[str] = []
+        position = 0
+        for splice in splices:
+            if splice.start < position:
+                raise _NotExact  # overlapping splices: not expected, never written
+            parts.append(self.text[position : splice.start])
+            parts.append(splice.new)
+            position = splice.end
+        parts.append(self.text[position:])
+        return "".join(parts)
+
+    def _plan(self, operation: _Operation) -> None:
         if not operation.path:
             raise _NotExact
         parent: Node = self.root
+        visited = [parent]
         for token in operation.path[:-1]:
+            if self._changed(parent) or token in self.added_keys.get(id(parent), ()):
+                raise _Meets
             parent = self._child(parent, token, operation)
+            visited.append(parent)
+        if id(parent) in self.replaced:
+            raise _Meets
         last = operation.path[-1]
         if isinstance(parent, MappingNode) and _is_flow(parent):
+            if last in self.added_keys.get(id(parent), ()):
+                raise _Meets
             for key_node, value_node in parent.value:
                 if isinstance(key_node, ScalarNode) and key_node.value == last:
-                    return self._replaced(value_node, operation.value)
-            if operation.kind == "replace":
-                raise ValueError(f"cannot replace {json_pointer(operation.path)}: no such key")
-            return self._appended_entry(parent, last, operation.value)
-        if isinstance(parent, SequenceNode) and _is_flow(parent):
+                    self._replace(value_node, operation.value)
+                    break
+            else:
+                if operation.kind == "replace":
+                    raise ValueError(f"cannot replace {json_pointer(operation.path)}: no such key")
+                self._append_entry(parent, last, operation.value)
+                self.added_keys.setdefault(id(parent), set()).add(last)
+        elif isinstance(parent, SequenceNode) and _is_flow(parent):
+            if id(parent) in self.grown and not (operation.kind == "add" and last == "-"):
+                raise _Meets
             index = _list_index(last, len(parent.value), allow_end=operation.kind == "add")
             if operation.kind == "replace":
-                return self._replaced(parent.value[index], operation.value)
-            return self._inserted_item(parent, index, operation.value)
-        raise _NotExact
+                self._replace(parent.value[index], operation.value)
+            else:
+                self._insert_item(parent, index, operation.value)
+                self.grown.add(id(parent))
+        else:
+            raise _NotExact
+        self.touched.update(id(node) for node in visited)
+
+    def _changed(self, node: Node) -> bool:
+        """Whether this pass replaced ``node`` or moved its items (so its positions or its
+        children in the composition are no longer those of the text being built)."""
+        return id(node) in self.replaced or id(node) in self.grown
+
+    def _add(self, start: int, end: int, new: str) -> None:
+        self.splices.append(_Splice(start, end, len(self.splices), new))
 
     def _child(self, node: Node, token: str, operation: _Operation) -> Node:
         if isinstance(node, MappingNode) and _is_flow(node):
@@ -1176,17 +1263,20 @@ class _FlowText:
             raise _NotExact
         return json.dumps(key, ensure_ascii=False) if self.quoted_keys else render_scalar(key)
 
-    # Splices --------------------------------------------------------------------------------
+    # Splices ----------------------------------------------------------------------------------
 
-    def _replaced(self, node: Node, value: object) -> str:
+    def _replace(self, node: Node, value: object) -> None:
+        if id(node) in self.replaced or id(node) in self.touched:
+            raise _Meets
         start, end = node.start_mark.index, node.end_mark.index
-        multi_line = "\n" in self.text[start:end] or (
-            not _is_leaf(value) and "\n" in self.text[self.root.start_mark.index : start]
+        multi_line = self.text.find("\n", start, end) >= 0 or (
+            not _is_leaf(value) and self.text.find("\n", self.root.start_mark.index, start) >= 0
         )
         new = self._rendered(value, self._indentation(start), multi_line)
-        return self.text[:start] + new + self.text[end:]
+        self._add(start, end, new)
+        self.replaced.add(id(node))
 
-    def _appended(self, container: Node, spans: list[tuple[int, int]], new: str) -> str:
+    def _append(self, container: Node, spans: list[tuple[int, int]], new: str) -> None:
         """``new`` as the container's last member, after its separator (and after the last
         member's trailing comma, which it then carries itself)."""
         separator, _, _ = self._layout(container, spans)
@@ -1194,27 +1284,46 @@ class _FlowText:
         after = self.text[end : container.end_mark.index - 1]
         if after.strip() == ",":
             comma = end + after.index(",") + 1
-            return self.text[:comma] + separator[1:] + new + "," + self.text[comma:]
-        return self.text[:end] + separator + new + self.text[end:]
+            self._add(comma, comma, separator[1:] + new + ",")
+        else:
+            self._add(end, end, separator + new)
 
-    def _appended_entry(self, mapping: MappingNode, key: str, value: object) -> str:
+    def _appended_before(self, container: Node, spans: list[tuple[int, int]]) -> None:
+        """Refuse a second member appended to a container laid out ``[{`` ... ``}, {`` ...
+        ``}]``: the first one appended (on one line, or not) decides how the next is laid out."""
+        if id(container) not in self.grown and not self.added_keys.get(id(container)):
+            return
+        separator = self._layout(container, spans)[0]
+        if "\n" not in separator and self.text.find("\n", *spans[-1]) >= 0:
+            raise _Meets
+
+    def _append_entry(self, mapping: MappingNode, key: str, value: object) -> None:
         spans = [(k.start_mark.index, v.end_mark.index) for k, v in mapping.value]
         if not spans:
-            return self._replaced(mapping, {key: value})
+            self._replace(mapping, {key: value})
+            return
+        self._appended_before(mapping, spans)
+        if id(mapping.value[-1][1]) in self.replaced:
+            raise _Meets
         _, column, multi_line = self._layout(mapping, spans)
         new = self._key(key) + self.key_separator + self._rendered(value, column, multi_line)
-        return self._appended(mapping, spans, new)
+        self._append(mapping, spans, new)
 
-    def _inserted_item(self, sequence: SequenceNode, index: int, value: object) -> str:
+    def _insert_item(self, sequence: SequenceNode, index: int, value: object) -> None:
         spans = [(item.start_mark.index, item.end_mark.index) for item in sequence.value]
         if not spans:
-            return self._replaced(sequence, [value])
+            self._replace(sequence, [value])
+            return
+        self._appended_before(sequence, spans)
+        if id(sequence.value[min(index, len(spans) - 1)]) in self.replaced:
+            raise _Meets  # its splice and this one would start at one position
         separator, column, multi_line = self._layout(sequence, spans)
         new = self._rendered(value, column, multi_line)
         if index == len(spans):
-            return self._appended(sequence, spans, new)
+            self._append(sequence, spans, new)
+            return
         start = spans[index][0]
-        return self.text[:start] + new + separator + self.text[start:]
+        self._add(start, start, new + separator)
 
 
 # --------------------------------------------------------------------------------------------
