@@ -324,6 +324,10 @@ class _ManifestIndex:
                 self._pods[(workload.namespace, workload.name)] = outcome
                 continue
             self._verdicts.setdefault(self._key(outcome.resource), []).append((verdict, outcome))
+            if not outcome.resource.namespace:
+                self._verdicts.setdefault(self._unnamespaced(outcome.resource), []).append(
+                    (verdict, outcome)
+                )
         for finding in result.findings:
             if finding.rule == PINNED_DIGEST_RULE and finding.resource is not None:
                 self._pinned.setdefault(self._key(finding.resource), []).append(finding.message)
@@ -351,9 +355,10 @@ class _ManifestIndex:
                         name,
                         namespace_value if isinstance(namespace_value, str) else "",
                     )
-                    self._resources.setdefault(
-                        self._key(reference), (reference, source, line_of(document, path))
-                    )
+                    found = (reference, source, line_of(document, path))
+                    self._resources.setdefault(self._key(reference), found)
+                    if not reference.namespace:
+                        self._resources.setdefault(self._unnamespaced(reference), found)
 
     def _key(self, resource: ResourceRef) -> Key:
         group = resource.api_version.rpartition("/")[0] if "/" in resource.api_version else ""
@@ -363,18 +368,27 @@ class _ManifestIndex:
         group, kind, namespace, name = key
         return (group, kind, namespace or self._namespace, name)
 
+    @staticmethod
+    def _unnamespaced(resource: ResourceRef) -> Key:
+        """Where a resource that names no namespace is found whatever the pod's namespace
+        (``helm template`` names none; ``helm install -n NS`` puts it there)."""
+        group = resource.api_version.rpartition("/")[0] if "/" in resource.api_version else ""
+        return (group, resource.kind, "\0any", resource.name)
+
     def find(self, chain: Sequence[tuple[Key, bool]], pod: Pod) -> _Match | None:
-        """The highest owner of the chain the manifests hold (the pod itself without owners)."""
+        """The highest owner of the chain the manifests hold (the pod itself without owners):
+        in the pod's namespace, else a resource of that kind and name that names none."""
         keys = [key for key, _ in chain] or [("", "Pod", pod.namespace, pod.name)]
         for owner in reversed(keys):
-            key = self._lookup(owner)
-            verdicts = self._verdicts.get(key)
-            if verdicts:
-                verdict, outcome = verdicts[0]
-                return _Match(verdict.resource, verdict.source, verdict.line, verdict, outcome)
-            resource = self._resources.get(key)
-            if resource is not None:
-                return _Match(resource[0], resource[1], resource[2], None, None)
+            group, kind, _, name = owner
+            for key in (self._lookup(owner), (group, kind, "\0any", name)):
+                verdicts = self._verdicts.get(key)
+                if verdicts:
+                    verdict, outcome = verdicts[0]
+                    return _Match(verdict.resource, verdict.source, verdict.line, verdict, outcome)
+                resource = self._resources.get(key)
+                if resource is not None:
+                    return _Match(resource[0], resource[1], resource[2], None, None)
         return None
 
     def pod_outcome(self, pod: Pod) -> PodOutcome | None:

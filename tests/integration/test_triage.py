@@ -445,3 +445,17 @@ def test_quoted_messages_cannot_act_on_a_terminal_a_ci_log_or_markdown(shop: Pat
     assert "\\x1b]0;owned\\x07\\n::add-mask::secret\\n#\\x23[group]x" in text
     assert "<img" not in markdown and "&lt;img" in markdown
     assert "\\[link\\](https://example.com) \\| cell" in markdown
+
+
+def test_manifests_that_name_no_namespace_are_found(shop: Path) -> None:
+    """``helm template`` names no namespace (``helm install -n shop`` puts the resources
+    there): the workloads are found by kind and name."""
+    for manifest in (shop / "deploy").iterdir():
+        manifest.write_text(manifest.read_text().replace("  namespace: shop\n", ""))
+    result = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    found = by_workload(result)
+    assert found["DaemonSet node-agent"]["source"] == "deploy/node-agent.yaml"
+    assert found["DaemonSet node-agent"]["line"] == 13
+    assert found["DaemonSet node-agent"]["cause"] == "missing-constraint"
+    assert found["Deployment metrics-proxy"]["cause"] == "not-in-manifests"

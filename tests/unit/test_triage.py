@@ -670,6 +670,11 @@ def test_pod_to_replica_set_to_deployment() -> None:
     assert chain_of(failing) == [expected[0], (expected[1][0], True)]
 
 
+def test_pod_to_stateful_set() -> None:
+    failing = pod("db-0", phase="Pending", owners=[owner("apps/v1", "StatefulSet", "db")])
+    assert chain_of(failing) == [(("apps", "StatefulSet", "shop", "db"), False)]
+
+
 def test_job_to_cron_job() -> None:
     failing = pod(
         "nightly-29403360-8kqfz",
