@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kmultiarch.assess.assessment import PodVerdict, check, line_of
 from kmultiarch.core.findings import ResourceRef
@@ -81,6 +81,9 @@ class TriagedFailure:
     line: int | None = None
     images: tuple[ImageRow, ...] = ()
     cluster_file: str = ""
+    #: Other pods of the workload failing alike (same failure, cause and next step): a
+    #: DaemonSet on every arm64 node is one failure, not one per node.
+    others: tuple[str, ...] = ()
 
     @property
     def located(self) -> bool:
@@ -226,7 +229,7 @@ def triage(
             )
         )
     return TriageResult(
-        found,
+        _merged(found),
         pods=len(state.pods),
         objects=state.seen,
         nodes=len(state.nodes),
@@ -234,6 +237,28 @@ def triage(
         manifests_given=manifests_given,
         cluster_files=tuple(cluster_files),
     )
+
+
+def _merged(found: Sequence[TriagedFailure]) -> list[TriagedFailure]:
+    """Failures of one workload alike (failure, cause, detail, next step) as one, the first
+    pod's evidence kept and the other pods named."""
+    merged: dict[tuple[object, ...], TriagedFailure] = {}
+    for failure in found:
+        key = (
+            failure.workload,
+            failure.source,
+            failure.line,
+            failure.kind,
+            failure.cause,
+            failure.detail,
+            failure.next_step,
+        )
+        first = merged.get(key)
+        if first is None:
+            merged[key] = failure
+        else:
+            merged[key] = replace(first, others=(*first.others, failure.pod))
+    return list(merged.values())
 
 
 # --- owners ---------------------------------------------------------------------------------

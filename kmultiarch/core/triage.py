@@ -549,7 +549,8 @@ def pod_of(item: Mapping[str, object], source: str = "") -> Pod | None:
                     )
                     reason = _text(detail.get("reason"))
                     message = _text(detail.get("message"))
-                    if reason or message:
+                    # A container that completed, or is still creating, says nothing.
+                    if (reason or message) and reason not in ("Completed", "ContainerCreating"):
                         text = f"{reason}: {message}" if reason and message else reason or message
                         states.append((f"{path}.{state_key}.{phase_key}", _clip(text)))
             statuses[_text(container_status.get("name"))] = (

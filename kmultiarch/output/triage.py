@@ -28,9 +28,11 @@ def summary_line(result: TriageResult) -> str:
     if not result.failures:
         return f"triage found no architecture failure; {read}"
     causes = ", ".join(f"{count} {cause}" for cause, count in result.counts().items())
+    pods = sum(1 + len(failure.others) for failure in result.failures)
     return (
-        f"triage FAILED: {count_of(len(result.failures), 'architecture failure')} in "
-        f"{count_of(len(result.by_workload()), 'workload')} ({causes}); {read}"
+        f"triage FAILED: {count_of(len(result.failures), 'architecture failure')} "
+        f"({count_of(pods, 'pod')}) in {count_of(len(result.by_workload()), 'workload')} "
+        f"({causes}); {read}"
     )
 
 
@@ -61,6 +63,10 @@ def format_text(result: TriageResult) -> str:
                 f"  pod {failure.pod}{on if failure.node else ''}: "
                 f"{FAILURE_TEXT.get(failure.kind, failure.kind)}"
             )
+            if failure.others:
+                shown = ", ".join(failure.others[:5])
+                more = f" (+{len(failure.others) - 5} more)" if len(failure.others) > 5 else ""
+                lines.append(f"    alike:    {shown}{more}")
             lines.append(f"    cause:    {failure.cause}: {failure.detail}")
             lines.append(f"    next:     {failure.next_step}")
             for evidence in failure.evidence:
@@ -93,6 +99,7 @@ def _failure_json(failure: TriagedFailure) -> dict[str, Any]:
         "line": failure.line,
         "owners": list(failure.owners),
         "pod": failure.pod,
+        "otherPods": list(failure.others),
         "node": failure.node or None,
         "nodePlatform": failure.node_platform or None,
         "failure": failure.kind,
@@ -187,7 +194,11 @@ def format_sarif(result: TriageResult) -> str:
                 "partialFingerprints": {
                     "kmultiarch/triage/v1": f"{failure.cause}:{logical}:{failure.kind}"
                 },
-                "properties": {"pod": failure.pod, "failure": failure.kind},
+                "properties": {
+                    "pod": failure.pod,
+                    "otherPods": list(failure.others),
+                    "failure": failure.kind,
+                },
             }
         )
     log = {

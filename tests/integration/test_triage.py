@@ -180,7 +180,7 @@ def test_text_is_grouped_per_workload(shop: Path) -> None:
         "FailedScheduling: over-constrained; next: change the nodeSelector/affinity or the "
         "tolerations in deploy/search.yaml:14 [over-constrained]"
     ) in lines
-    assert lines[-1].startswith("triage FAILED: 5 architecture failures in 5 workloads")
+    assert lines[-1].startswith("triage FAILED: 5 architecture failures (5 pods) in 5 workloads")
 
 
 def test_github_sarif_and_markdown(shop: Path) -> None:
@@ -459,3 +459,25 @@ def test_manifests_that_name_no_namespace_are_found(shop: Path) -> None:
     assert found["DaemonSet node-agent"]["line"] == 13
     assert found["DaemonSet node-agent"]["cause"] == "missing-constraint"
     assert found["Deployment metrics-proxy"]["cause"] == "not-in-manifests"
+
+
+def test_pods_failing_alike_are_one_failure(shop: Path) -> None:
+    """A DaemonSet fails on every arm64 node alike: one failure naming the other pods."""
+    dump = json.loads((shop / "cluster.json").read_text())
+    agent = next(i for i in dump["items"] if i["metadata"]["name"] == "node-agent-7xk2p")
+    for suffix, node_name in (("b2c4d", "arm-2"), ("q9z8w", "arm-3")):
+        twin = copy.deepcopy(agent)
+        twin["metadata"]["name"] = f"node-agent-{suffix}"
+        twin["metadata"]["uid"] = f"uid-{suffix}"
+        twin["spec"]["nodeName"] = node_name
+        dump["items"].append(twin)
+    (shop / "three.json").write_text(json.dumps(dump))
+    result = triage(shop, "deploy/", "--cluster", "three.json", "-o", "json")
+    assert result.returncode == 1, result.stderr
+    agent_failure = by_workload(result)["DaemonSet node-agent"]
+    assert agent_failure["pod"] == "shop/node-agent-7xk2p"
+    assert agent_failure["otherPods"] == ["shop/node-agent-b2c4d", "shop/node-agent-q9z8w"]
+    assert len(result.json()["failures"]) == 5
+    text = triage(shop, "deploy/", "--cluster", "three.json").stdout
+    assert "    alike:    shop/node-agent-b2c4d, shop/node-agent-q9z8w" in text.splitlines()
+    assert "5 architecture failures (7 pods) in 5 workloads" in text
