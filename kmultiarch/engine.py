@@ -48,7 +48,9 @@ from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.core.scheduling import (
     PodPlan,
+    any_windows_build,
     describe_changes,
+    is_host_process,
     plan_pod_with_inherited,
     supported_platforms,
     windows_builds,
@@ -663,6 +665,8 @@ def _decide(
         if not (image.resolution is not None and image.resolution.metadata_only)
     ]
     known = [platforms for platforms in image_platforms if platforms is not None]
+    if is_host_process(pod.target.spec):
+        known = any_windows_build(known)  # HostProcess containers run on any Windows build
     scheduling = policy.scheduling
     supported = supported_platforms(known, scheduling.platforms)
     narrowed_by = _narrowing_injections(images, supported, scheduling, fallback)
@@ -680,7 +684,7 @@ def _decide(
     preferred: tuple[dict[str, object], ...] = ()
     if scheduling.preferences and not plan.conflicts:
         view = planned_view(spec, target.inherited, target.path, plan.operations)
-        preferred = tuple(preference_terms(view, supported, scheduling))
+        preferred = tuple(preference_terms(view, plan.supported, scheduling))
         operations = apply_terms(
             view, target.inherited, spec, target.path, plan.operations, list(preferred)
         )

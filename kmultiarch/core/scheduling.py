@@ -514,6 +514,40 @@ def _merged(requirements: list[Term]) -> list[Term]:
 # -- the plan ---------------------------------------------------------------------------------
 
 
+def pod_os(spec: Mapping[str, object]) -> str | None:
+    """The pod's ``spec.os.name`` (``linux``, ``windows``), or None."""
+    pod_os_field = spec.get("os")
+    name = pod_os_field.get("name") if isinstance(pod_os_field, Mapping) else None
+    return name if isinstance(name, str) and name in ("linux", "windows") else None
+
+
+def is_host_process(spec: Mapping[str, object]) -> bool:
+    """Whether the pod's containers are Windows HostProcess containers
+    (``securityContext.windowsOptions.hostProcess: true`` on the pod or a container; the API
+    server requires all of a pod's containers to be HostProcess if one is). They run on the
+    host, on any Windows build, so no image pins them to a build."""
+    holders: list[object] = [spec]
+    for field_name in ("containers", "initContainers", "ephemeralContainers"):
+        holders.extend(_list(spec.get(field_name)))
+    for holder in holders:
+        context = holder.get("securityContext") if isinstance(holder, Mapping) else None
+        options = context.get("windowsOptions") if isinstance(context, Mapping) else None
+        if isinstance(options, Mapping) and options.get("hostProcess") is True:
+            return True
+    return False
+
+
+def any_windows_build(image_platforms: Iterable[frozenset[Platform]]) -> list[frozenset[Platform]]:
+    """The images' platforms with the Windows builds dropped (for HostProcess pods)."""
+    return [
+        frozenset(
+            Platform(p.os, p.architecture, p.variant) if p.os == "windows" else p
+            for p in platforms
+        )
+        for platforms in image_platforms
+    ]
+
+
 def plan_pod(
     spec: Mapping[str, object],
     path: Path,
@@ -524,6 +558,22 @@ def plan_pod(
     """Plan the changes for the pod spec (or Argo template) at ``path``. ``builds``: the
     Windows builds the images run on (:func:`windows_builds`)."""
     cluster = list(policy.platforms)
+    os_name = pod_os(spec)
+    if os_name is not None and supported:
+        # The kubelet admits a pod only on a node of its spec.os.name (PodOSRejection): the
+        # images' platforms of the other OS do not count.
+        own = frozenset(p for p in supported if p.os == os_name)
+        if not own:
+            return PodPlan(
+                supported,
+                findings=_conflicts(
+                    [
+                        f"spec.os.name is {os_name}, but the images run only on "
+                        f"{format_platforms(supported)} of the cluster's platforms"
+                    ]
+                ),
+            )
+        supported = own
     if not supported:
         return PodPlan(
             supported,
