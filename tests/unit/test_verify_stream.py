@@ -378,3 +378,28 @@ def test_a_mislabelled_layer_is_read_by_its_first_bytes(compression: str, label:
     mislabelled = layer(File("app/server", ARM_BINARY), compression=compression, media_type=label)
     digest = registry.push("app", "1.0", single([mislabelled]))
     assert only(run(registry, [resolution(registry, "app", digest)]))[0] == "verified"
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda good, other: other,  # another layer's bytes under this digest
+        lambda good, other: good + b"\0" * 1024,  # the right bytes, and more
+    ],
+)
+def test_a_layer_whose_bytes_are_not_its_digests_is_never_verified_nor_cached(
+    forge: Callable[[bytes, bytes], bytes],
+) -> None:
+    """A mirror serving an arm64 program under the layer of an x86-64 one (the manifest
+    claims arm64): without the digest check it was verified, cached and shared."""
+    registry = Registry()
+    truth = layer(File("app/server", X86_BINARY))
+    forged = layer(File("app/server", ARM_BINARY))
+    digest = registry.push("app", "1.0", single([truth]))
+    registry.blobs[truth.blob.digest] = forge(truth.blob.data, forged.blob.data)
+    cache = ResolutionCache(MemoryCacheBackend())
+    status, code, reason = only(run(registry, [resolution(registry, "app", digest)], cache))
+    assert (status, code) == ("unverified", "digest"), reason
+    assert not any("@" in key for key in list(cache.backend.keys()))
+    registry.blobs[truth.blob.digest] = truth.blob.data  # the registry itself, next run
+    assert only(run(registry, [resolution(registry, "app", digest)], cache))[0] == "mismatch"
