@@ -4,9 +4,11 @@ post-renderers for Flux (:mod:`kmultiarch.output.flux`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
+import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,7 @@ from kmultiarch.core.findings import count_of
 from kmultiarch.engine import EngineResult, summarise
 from kmultiarch.errors import InputError, WriteError
 from kmultiarch.io.inputs import collect_inputs, write_all_atomically
+from kmultiarch.io.nofollow import NoFollowDirectory
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -92,27 +95,38 @@ def patches(result: EngineResult) -> list[dict[str, object]]:
 def read_component(directory: Path, wanted: list[str]) -> dict[str, str]:
     """The files of ``directory`` that ``--output kustomize`` wrote (their first line says so),
     and any file of a name in ``wanted``, by name. Nothing when the directory does not exist;
-    InputError when it is not a directory or a file cannot be read."""
+    InputError when it is not a directory, when it, a directory above it or an entry of a name
+    in ``wanted`` is a symbolic link (never followed: issue 28), or a file cannot be read."""
+    with _opened(directory, create=False) as opened:
+        return {} if opened is None else _component_in(opened, wanted)
+
+
+@contextlib.contextmanager
+def _opened(directory: Path, *, create: bool) -> Iterator[NoFollowDirectory | None]:
+    opened = NoFollowDirectory.open(directory, "--output-dir", create=create)
+    if opened is None:
+        yield None
+        return
+    with opened:
+        yield opened
+
+
+def _component_in(opened: NoFollowDirectory, wanted: list[str]) -> dict[str, str]:
     from kmultiarch.output.flux import is_written_by_kmultiarch
 
-    if not directory.exists():
-        return {}
-    if not directory.is_dir():
-        raise InputError(f"{directory}: not a directory; name the Component's directory")
-    present: dict[str, str] = {}
+    directory = opened.path
     try:
-        names = sorted(os.listdir(directory))
+        entries = list(opened.entries())
     except OSError as exc:
         raise InputError(f"{directory}: cannot list it: {exc.strerror or exc}") from exc
-    for name in names:
-        path = directory / name
-        if not name.endswith(".yaml") or not path.is_file():
+    opened.refuse_links(wanted)
+    present: dict[str, str] = {}
+    for name, mode in entries:
+        # A link is never read nor followed: kmultiarch never writes one, so it is not a file
+        # of an earlier run (one named as a file it writes was refused above).
+        if not name.endswith(".yaml") or not stat.S_ISREG(mode):
             continue
-        try:
-            with path.open("rb") as stream:
-                data = stream.read(_MAX_COMPONENT_FILE + 1)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+        data = opened.read(name, _MAX_COMPONENT_FILE)
         text = data.decode("utf-8", "replace")
         if name in wanted or (len(data) <= _MAX_COMPONENT_FILE and is_written_by_kmultiarch(text)):
             present[name] = text
@@ -122,15 +136,29 @@ def read_component(directory: Path, wanted: list[str]) -> dict[str, str]:
 def write_component(directory: Path, files: dict[str, str], options: RunOptions) -> None:
     """Write the Component's files into ``directory`` (created), each atomically, the patches
     before ``kustomization.yaml``; then remove the files of an earlier run that are no longer
-    written. A file kmultiarch did not write is never replaced nor removed: refused before
-    anything is written."""
+    written. A file kmultiarch did not write is never replaced nor removed, and no symbolic
+    link is followed, in the directory or on the path to it: refused before anything is
+    written."""
+    with _opened(directory, create=False) as existing:
+        if existing is not None:
+            _check_component_directory(existing, files)
+    with _opened(directory, create=True) as opened:
+        assert opened is not None
+        # Read again through the directory now open: what is replaced is what was checked.
+        present = _check_component_directory(opened, files)
+        _write_component_files(opened, files, present, options)
+
+
+def _check_component_directory(opened: NoFollowDirectory, files: dict[str, str]) -> dict[str, str]:
+    """The Component's files present, or InputError when writing there is refused."""
     from kmultiarch.output.flux import (
         KUSTOMIZATION,
         OTHER_KUSTOMIZATION_NAMES,
         is_written_by_kmultiarch,
     )
 
-    present = read_component(directory, list(files))
+    directory = opened.path
+    present = _component_in(opened, list(files))
     foreign = sorted(name for name, text in present.items() if not is_written_by_kmultiarch(text))
     if foreign:
         raise InputError(
@@ -139,32 +167,38 @@ def write_component(directory: Path, files: dict[str, str], options: RunOptions)
             "nothing was written: remove it, or choose another --output-dir"
         )
     in_the_way = sorted(
-        name for name in files if (directory / name).exists() and not (directory / name).is_file()
+        name
+        for name in files
+        if (mode := opened.kind_of(name)) is not None and not stat.S_ISREG(mode)
     )
     if in_the_way:
         raise InputError(
             f"{directory}: {', '.join(in_the_way)} is in the way (not a file); nothing was "
             "written: remove it, or choose another --output-dir"
         )
-    others = [name for name in OTHER_KUSTOMIZATION_NAMES if (directory / name).exists()]
+    others = [name for name in OTHER_KUSTOMIZATION_NAMES if opened.kind_of(name) is not None]
     if others:
         raise InputError(
             f"{directory}: {others[0]} is a kustomization too (kustomize refuses two in one "
             f"directory) and {KUSTOMIZATION} is written there; nothing was written: choose "
             "another --output-dir"
         )
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteError(f"{directory}: cannot create it: {exc.strerror or exc}") from exc
-    changed = {
-        str(directory / name): text for name, text in files.items() if present.get(name) != text
-    }
-    write_all_atomically(changed)
+    return present
+
+
+def _write_component_files(
+    opened: NoFollowDirectory,
+    files: dict[str, str],
+    present: dict[str, str],
+    options: RunOptions,
+) -> None:
+    directory = opened.path
+    changed = {name: text for name, text in files.items() if present.get(name) != text}
+    opened.write_all_atomically(changed)
     left_over = sorted(name for name in present if name not in files)
     for name in left_over:
         try:
-            (directory / name).unlink()
+            opened.remove(name)
         except FileNotFoundError:
             pass
         except OSError as exc:
