@@ -978,12 +978,62 @@ def classify(
             "; ".join(template.problems) or "the template's constraints exclude its images",
             f"change the nodeSelector/affinity in {template.source}:{template.line}",
         )
+    if template.status in _NOT_PLACED:
+        return _not_placed(template, pod_view)
+    view = _view_text(pod_view)
+    if view:
+        return Diagnosis(
+            "missing-constraint",
+            "the manifests already keep the pod where its images run, the pod does not: the "
+            f"cluster runs another render than the files ({view})",
+            f"deploy {template.source} again (render and apply it)",
+        )
+    images_text = ", ".join(dict.fromkeys(image.image for image in involved))
+    if failure.kind == "exec-format-error":
+        return Diagnosis(
+            "image-lies",
+            "the pod is kept to platforms its images' registries list (its node is not in the "
+            "dump), yet it died with exec format error",
+            f"kmultiarch verify {images_text}",
+        )
+    return Diagnosis(
+        "undetermined",
+        "the pod is kept to platforms its images' registries list, yet no image was found for "
+        "its node: the tag may have moved since the pull",
+        f"kmultiarch inspect {images_text}",
+    )
+
+
+#: Engine statuses of a template whose pods kmultiarch leaves as they are, and why.
+_NOT_PLACED: dict[str, tuple[str, str]] = {
+    "unknown": (
+        "is of a kind kmultiarch does not place",
+        "declare where its pods' scheduling fields go in the policy's spec.podSpecs "
+        "(docs/operators.md), then run `kmultiarch fix {file}`",
+    ),
+    "chosen-by-operator": (
+        "names no image: its operator chooses one",
+        "name the image in {file}, or declare the kind's defaultImages in spec.podSpecs, then "
+        "run `kmultiarch fix {file}`",
+    ),
+    "excluded": (
+        "is out of the policy's scope (spec.exclude, spec.mode: optIn)",
+        "bring it into scope and run `kmultiarch fix {file}`, or add the constraint by hand",
+    ),
+    "skipped": (
+        "is opted out (kmultiarch.dev/skip)",
+        "remove the annotation and run `kmultiarch fix {file}`, or add the constraint by hand",
+    ),
+}
+
+
+def _not_placed(template: TemplateFacts, pod_view: TemplateFacts | None) -> Diagnosis:
+    why, step = _NOT_PLACED[template.status]
     view = _view_text(pod_view)
     return Diagnosis(
         "missing-constraint",
-        "the manifests already keep the pod where its images run: the cluster runs another "
-        "render than the files" + (f" (in the cluster, {view})" if view else ""),
-        f"deploy {template.source} again (render and apply it)",
+        f"{template.resource.display_name} {why}" + (f"; {view}" if view else ""),
+        step.format(file=template.source),
     )
 
 

@@ -745,3 +745,69 @@ def test_an_owner_cycle_ends() -> None:
         },
     }
     assert chain_of(failing, loop) == [(("example.com", "Loop", "shop", "a"), False)]
+
+
+POD_NEEDS_AFFINITY = TemplateFacts(
+    ResourceRef("v1", "Pod", "web-6b8d5f7c9d-q4wzt", "shop"),
+    "needs-change",
+    changes=("require node affinity kubernetes.io/arch In [amd64]",),
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "detail", "next_step"),
+    [
+        (
+            "unknown",
+            "Deployment shop/web is of a kind kmultiarch does not place; its pods lack what "
+            "mutate would add: require node affinity kubernetes.io/arch In [amd64]",
+            "declare where its pods' scheduling fields go in the policy's spec.podSpecs "
+            "(docs/operators.md), then run `kmultiarch fix deploy/web.yaml`",
+        ),
+        (
+            "skipped",
+            "Deployment shop/web is opted out (kmultiarch.dev/skip); its pods lack what mutate "
+            "would add: require node affinity kubernetes.io/arch In [amd64]",
+            "remove the annotation and run `kmultiarch fix deploy/web.yaml`, or add the "
+            "constraint by hand",
+        ),
+        (
+            "ok",
+            "the manifests already keep the pod where its images run, the pod does not: the "
+            "cluster runs another render than the files (its pods lack what mutate would add: "
+            "require node affinity kubernetes.io/arch In [amd64])",
+            "deploy deploy/web.yaml again (render and apply it)",
+        ),
+    ],
+)
+def test_templates_kmultiarch_leaves_or_the_cluster_does_not_run(
+    status: str, detail: str, next_step: str
+) -> None:
+    diagnosis = classify(
+        failure_of("exec-format-error"),
+        [image({AMD64})],
+        template(status),
+        POD_NEEDS_AFFINITY,
+        manifests_given=True,
+        owner="Deployment shop/web",
+    )
+    assert diagnosis is not None
+    assert (diagnosis.cause, diagnosis.detail, diagnosis.next_step) == (
+        "missing-constraint",
+        detail,
+        next_step,
+    )
+
+
+def test_an_exec_format_error_where_every_constraint_holds_is_the_image() -> None:
+    # The node is not in the dump; template and pod keep it where the registry says it runs.
+    diagnosis = classify(
+        failure_of("exec-format-error", node_arch=""),
+        [image({AMD64})],
+        template("ok"),
+        None,
+        manifests_given=True,
+        owner="Deployment shop/web",
+    )
+    assert diagnosis is not None and diagnosis.cause == "image-lies"
+    assert diagnosis.next_step == "kmultiarch verify registry.example/web:1"
