@@ -284,14 +284,22 @@ class TarStream:
 
 def _header_name(block: bytes) -> str:
     """The name field, joined to the prefix as Go's readHeader joins it: USTAR/PAX (magic
-    ``ustar\\0``) 155 bytes of prefix, star (and trailer ``tar\\0``) 131, GNU none."""
+    ``ustar\\0``) 155 bytes of prefix, star (and trailer ``tar\\0``) 131; GNU none, unless
+    its access or change time does not parse (a file of Go before 1.8: the field is then
+    read as a prefix, when ASCII)."""
     name = _field(block[0:100])
+    prefix = ""
     if block[257:263] == b"ustar\0":
-        end = 476 if block[508:512] == b"tar\0" else 500
-        prefix = _field(block[345:end])
-        if prefix:
-            name = f"{prefix}/{name}"
-    return name
+        prefix = _field(block[345 : 476 if block[508:512] == b"tar\0" else 500])
+    elif block[257:265] == b"ustar  \0":
+        try:
+            for field_ in (block[345:357], block[357:369]):
+                if field_[0]:
+                    _number(field_)
+        except TarError:
+            text = _field(block[345:500])
+            prefix = text if text.isascii() else ""
+    return f"{prefix}/{name}" if prefix else name
 
 
 def _check_sum(block: bytes) -> None:

@@ -94,7 +94,8 @@ def test_a_header_only_type_carries_no_data_whatever_its_size_says() -> None:
 def test_the_prefix_field_joins_ustar_names_only() -> None:
     (ustar,) = entries(header("app", prefix="usr/bin") + END)
     assert ustar.name == "usr/bin/app"
-    (gnu,) = entries(header("app", magic=b"ustar  \x00", prefix="usr/bin") + END)
+    times = "00000000001\x0000000000002\x00usr/bin"  # a GNU atime and ctime, then text
+    (gnu,) = entries(header("app", magic=b"ustar  \x00", prefix=times) + END)
     assert gnu.name == "app"
 
 
@@ -132,3 +133,10 @@ def test_a_gnu_sparse_pax_name_wins() -> None:
         + END
     )
     assert (entry.name, entry.readable) == ("bin/app", False)
+
+
+def test_a_gnu_header_whose_times_do_not_parse_has_a_prefix_as_in_go() -> None:
+    # Go's readHeader: a GNU header whose atime/ctime fields fail to parse was written by a
+    # Go before 1.8, which put a USTAR prefix there.
+    (entry,) = entries(header("app", magic=b"ustar  \x00", prefix="usr/bin") + END)
+    assert entry.name == "usr/bin/app"
