@@ -697,6 +697,9 @@ class PodFailure:
     required_architectures: frozenset[str] | None = None
     untolerated: tuple[Taint, ...] = ()
     node: Node | None = None
+    #: The architectures of nodes the pod's architecture requirement left out that it could
+    #: go to otherwise (not cordoned, their taints tolerated).
+    room: frozenset[str] = frozenset()
 
     @property
     def containers(self) -> tuple[str, ...]:
@@ -801,12 +804,28 @@ def _scheduling_failure(
             kept.append(item)
     if not kept:
         return None
+    # Nodes the architecture requirement left out that would take the pod otherwise (not
+    # cordoned, every taint tolerated): where the images may run instead.
+    room = frozenset(
+        node.architecture
+        for node in state.nodes.values()
+        if required is not None
+        and node.architecture
+        and node.architecture not in required
+        and not node.unschedulable
+        and all(
+            tolerated(taint, tolerations)
+            for taint in node.taints
+            if taint.effect in ("NoSchedule", "NoExecute")
+        )
+    )
     return PodFailure(
         pod,
         kept[0].kind,
         tuple(kept),
         required_architectures=required,
         untolerated=tuple(untolerated),
+        room=room,
     )
 
 
@@ -1102,7 +1121,9 @@ def _scheduling_cause(
             ", though the images run there" if runs_there else ""
         )
     else:
-        problem = _affinity_problem(failure.required_architectures, runs_on, cluster) or ""
+        problem = (
+            _affinity_problem(failure.required_architectures, runs_on, cluster, failure.room) or ""
+        )
     if (
         not problem
         and template is not None
@@ -1133,7 +1154,10 @@ def _architectures(images: Sequence[ImageFacts]) -> frozenset[str] | None:
 
 
 def _affinity_problem(
-    required: frozenset[str] | None, runs_on: frozenset[str] | None, cluster: frozenset[str]
+    required: frozenset[str] | None,
+    runs_on: frozenset[str] | None,
+    cluster: frozenset[str],
+    room: frozenset[str] = frozenset(),
 ) -> str | None:
     if required is None or runs_on is None:
         return None
@@ -1147,6 +1171,12 @@ def _affinity_problem(
         return (
             f"the pod requires {ARCH_LABEL} in [{wanted}] and no node of the cluster has it; "
             f"its images run on {', '.join(sorted(runs_on & cluster))}, which the cluster has"
+        )
+    if runs_on & room:
+        return (
+            f"the pod requires {ARCH_LABEL} in [{wanted}], whose nodes did not take it, and "
+            f"leaves out the nodes of {', '.join(sorted(runs_on & room))}, where its images run "
+            "too and whose taints it tolerates"
         )
     return None
 

@@ -811,3 +811,51 @@ def test_an_exec_format_error_where_every_constraint_holds_is_the_image() -> Non
     )
     assert diagnosis is not None and diagnosis.cause == "image-lies"
     assert diagnosis.next_step == "kmultiarch verify registry.example/web:1"
+
+
+def test_a_requirement_that_leaves_out_nodes_where_the_images_run() -> None:
+    """arm64 nodes full, amd64 nodes with room, the images multi-arch: the pod waits for the
+    architecture it asked for (the scheduler: "node(s) didn't match Pod's node
+    affinity/selector" for the amd64 ones, "Insufficient cpu" for the others)."""
+    waiting = pod(phase="Pending", spec={"nodeSelector": {"kubernetes.io/arch": "arm64"}})
+    message = (
+        "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) didn't match Pod's node "
+        "affinity/selector. preemption: 0/5 nodes are available: 2 No preemption victims "
+        "found for incoming pod, 3 Preemption is not helpful for scheduling."
+    )
+    (found,) = failures(
+        state_of(
+            waiting,
+            core_event("web-6b8d5f7c9d-q4wzt", "FailedScheduling", message),
+            node("amd-1", "amd64"),
+            node("arm-1", "arm64"),
+        )
+    )
+    assert found.room == frozenset({"amd64"})
+    diagnosis = classify(
+        found,
+        [image({AMD64, ARM64})],
+        template("ok"),
+        None,
+        manifests_given=True,
+        owner="Deployment shop/web",
+        cluster_architectures=frozenset({"amd64", "arm64"}),
+    )
+    assert diagnosis is not None and diagnosis.cause == "over-constrained"
+    assert diagnosis.detail == (
+        "the pod requires kubernetes.io/arch in [arm64], whose nodes did not take it, and "
+        "leaves out the nodes of amd64, where its images run too and whose taints it tolerates"
+    )
+    # Images that run on arm64 only: the requirement is theirs, not an over-constraint.
+    assert (
+        classify(
+            found,
+            [image({ARM64})],
+            template("ok"),
+            None,
+            manifests_given=True,
+            owner="Deployment shop/web",
+            cluster_architectures=frozenset({"amd64", "arm64"}),
+        )
+        is None
+    )
