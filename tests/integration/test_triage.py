@@ -18,6 +18,7 @@ import pytest
 import yaml
 from support.cli import Completed, clean_env, run_kmultiarch
 from support.schemas import validate_sarif
+from support.workflow_commands import workflow_commands
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "triage"
 SHOP = FIXTURES / "shop"
@@ -443,6 +444,9 @@ def test_quoted_messages_cannot_act_on_a_terminal_a_ci_log_or_markdown(shop: Pat
         assert "##[group]" not in output
     # One line: the runner sees no command at the start of a line.
     assert "\\x1b]0;owned\\x07\\n::add-mask::secret\\n#\\x23[group]x" in text
+    # As the runner reads the log: annotations only, whatever the quoted text holds.
+    commands = workflow_commands(github, text, markdown)
+    assert [command.name for command in commands] == ["error"] * 5
     assert "<img" not in markdown and "&lt;img" in markdown
     assert "\\[link\\](https://example.com) \\| cell" in markdown
 
