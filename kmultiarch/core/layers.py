@@ -117,6 +117,7 @@ _KINDS: dict[bytes, EntryKind] = {
 _HEADER_ONLY = frozenset({b"1", b"2", b"3", b"4", b"5", b"6"})
 _META = frozenset({b"L", b"K", b"x", b"g"})
 _SPARSE_VERSIONS = frozenset({("0", "0"), ("0", "1"), ("1", "0")})
+_PAX_TEXTS = frozenset({b"path", b"linkpath", b"uname", b"gname"})
 
 
 class TarError(ValueError):
@@ -361,6 +362,9 @@ def _pax_records(raw: bytes) -> dict[str, str]:
         if end > len(raw) or not record.endswith(b"\n") or b"=" not in record:
             raise TarError("a damaged PAX header")
         key, _, value = record[:-1].partition(b"=")
+        # Go's validPAXRecord: a key; no NUL in a path, link path or name, nor in a key.
+        if not key or b"\0" in (value if key in _PAX_TEXTS else key):
+            raise TarError("a damaged PAX header (an invalid record)")
         records[_text(key)] = _text(value)
         position = end
     return records

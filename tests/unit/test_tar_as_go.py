@@ -140,3 +140,9 @@ def test_a_gnu_header_whose_times_do_not_parse_has_a_prefix_as_in_go() -> None:
     # Go before 1.8, which put a USTAR prefix there.
     (entry,) = entries(header("app", magic=b"ustar  \x00", prefix="usr/bin") + END)
     assert entry.name == "usr/bin/app"
+
+
+def test_a_pax_path_with_a_nul_is_damage_as_in_go() -> None:
+    # Go's parsePAXRecord refuses it (validPAXRecord); cut at the NUL it would name bin/app.
+    with pytest.raises(TarError):
+        entries(pax({"path": "bin/app\x00.txt"}) + header("x") + END)
