@@ -26,6 +26,7 @@ from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
     "CATALOGUE",
+    "Condition",
     "MAX_POINTER_TOKENS",
     "ImageSource",
     "Inheritance",
@@ -38,6 +39,7 @@ __all__ = [
     "catalogue_by_kind",
     "effective_fields",
     "expand",
+    "holds",
     "image_lookup",
     "image_matches",
     "in_shape",
@@ -79,6 +81,31 @@ class ImageSource:
     #: it (same namespace; the label's value is its name), as a Strimzi KafkaNodePool's
     #: ``strimzi.io/cluster`` label names its Kafka.
     related: tuple[str, str, str] | None = None
+    #: Image templates tried, in order, when no pointer matches: the operator's own computation
+    #: (``quay.io/prometheus/prometheus:{/spec/version|v}``); the first whose parts the
+    #: resource gives wins (see :func:`resolved_default`).
+    templates: tuple[str, ...] = ()
+    #: The source counts only for a resource meeting every condition (a Prometheus's Thanos
+    #: sidecar, when ``spec.thanos`` is set).
+    when: tuple[Condition, ...] = ()
+
+
+#: A condition on a resource: the value at the pointer is one of the values (YAML booleans as
+#: ``true``/``false``); no values: the value is set (present and not null, as Go's ``!= nil``).
+Condition = tuple[Pointer, tuple[str, ...]]
+
+
+def holds(resource: Mapping[str, object], condition: Condition) -> bool:
+    """Whether ``resource`` meets ``condition``."""
+    pointer, values = condition
+    found = [value for _, value in expand(resource, pointer)]
+    if not values:
+        return any(value is not None for value in found)  # Go's "!= nil"
+    return any(
+        (str(value).lower() if isinstance(value, bool) else str(value)) in values
+        for value in found
+        if isinstance(value, str | int | float)
+    )
 
 
 #: How a placement's own scheduling field combines with the same field of the object it is
@@ -133,6 +160,16 @@ class Placement:
     versions: tuple[str, ...] = ()
     #: Where the entry's rule comes from: the operator's repository, file and function.
     cites: str = ""
+    #: The placement exists only for a resource meeting every condition of ``when`` and none
+    #: of ``unless`` (an OpenTelemetryCollector in ``mode: sidecar`` makes no pod).
+    when: tuple[Condition, ...] = ()
+    unless: tuple[Condition, ...] = ()
+
+    def exists_in(self, resource: Mapping[str, object]) -> bool:
+        """Whether the operator makes pods from this placement for ``resource``."""
+        return all(holds(resource, c) for c in self.when) and not any(
+            holds(resource, c) for c in self.unless
+        )
 
     def applies_to(self, api_version: str) -> bool:
         """Whether resources of ``api_version`` (``tekton.dev/v1``) have this placement."""
@@ -219,34 +256,84 @@ def _pod_template_kind(
     kind: str,
     path: str,
     cites: str,
-    *images: ImageSource,
+    *templates: str,
     creates: int = 2,
-    default: str = "",
 ) -> OperatorKind:
-    """An ECK-style kind: a pod template whose spec the operator merges into its own."""
+    """An ECK-style kind: a pod template whose spec the operator merges into its own; the main
+    container runs spec.image, else the image ECK computes for spec.version (``templates``)."""
     return OperatorKind(
         group,
         kind,
-        (Placement(_p(path), (*images,), creates=creates, pod_spec=True),),
-        default_images=(default,) if default else (),
+        (
+            Placement(
+                _p(path),
+                (ImageSource((_p("/spec/image"),), templates=templates),),
+                creates=creates,
+                pod_spec=True,
+                cites=_ECK_IMAGE_CITE if templates else "",
+            ),
+        ),
         cites=cites,
         adds="the main container (image from spec.image, else the operator's default for "
         "spec.version)",
     )
 
 
+_ECK_IMAGE_CITE = (
+    "elastic/cloud-on-k8s pkg/controller/common/container/container.go ImageRepository "
+    "(docker.elastic.co/<image><suffix>:<version>; the Maps server below 8.16.0 with -ubi, "
+    "-ubi8 below 7.17.16 and 8.12.0 (getUBISuffix); AgentImageFor: beats/elastic-agent "
+    "below 9.0.0; getPackageRegistryImage: lite-<version>); an operator started with "
+    "--container-registry, --container-repository, --container-suffix or --ubi-only runs "
+    "others: declare them as defaultImages"
+)
+
+
+def _build_image_path(
+    spec: str, default_base: str, version: str, deprecated: bool
+) -> tuple[str, ...]:
+    """prometheus-operator pkg/operator/image.go BuildImagePath as templates: the base image
+    (``baseImage``, else the operator's) with ``sha``, else ``tag``, else the version."""
+    bases = ("{" + spec + "/baseImage}", default_base) if deprecated else (default_base,)
+    templates: list[str] = []
+    if deprecated:
+        templates += [base + "@sha256:{" + spec + "/sha}" for base in bases]
+        templates += [base + ":{" + spec + "/tag}" for base in bases]
+    templates += [base + ":" + version for base in bases]
+    return tuple(templates)
+
+
 _MONITORING_EXTRAS = (_extra("/spec/containers/*/image"), _extra("/spec/initContainers/*/image"))
 
 
-def _monitoring(kind: str, default: str) -> OperatorKind:
+def _monitoring(kind: str, *images: ImageSource, cites: str) -> OperatorKind:
     return OperatorKind(
         "monitoring.coreos.com",
         kind,
-        (Placement(_p("/spec"), (_image("/spec/image"), *_MONITORING_EXTRAS)),),
-        default_images=(f"{default}:{{/spec/version}}",),
+        (Placement(_p("/spec"), (*images, *_MONITORING_EXTRAS), cites=cites),),
         cites=f"{kind}.spec.{{affinity,tolerations,nodeSelector,image,containers,initContainers}}",
         adds="the config-reloader sidecar (the operator's --prometheus-config-reloader image)",
     )
+
+
+_PROMETHEUS_OPERATOR = "prometheus-operator/prometheus-operator "
+#: The Prometheus main image: spec.image, else BuildImagePath(baseImage or quay.io/prometheus/
+#: prometheus, "v" + the semver of spec.version, tag, sha).
+_PROMETHEUS_IMAGE = ImageSource(
+    (_p("/spec/image"),),
+    templates=_build_image_path(
+        "/spec", "quay.io/prometheus/prometheus", "{/spec/version|v}", True
+    ),
+)
+#: The Thanos sidecar spec.thanos adds: thanos.image, else BuildImagePath(thanos.baseImage or
+#: quay.io/thanos/thanos, thanos.version (the operator's default when unset), tag, sha).
+_THANOS_SIDECAR = ImageSource(
+    (_p("/spec/thanos/image"),),
+    templates=_build_image_path(
+        "/spec/thanos", "quay.io/thanos/thanos", "{/spec/thanos/version}", True
+    ),
+    when=((_p("/spec/thanos"), ()),),
+)
 
 
 def _kubeflow(kind: str, replicas: str) -> OperatorKind:
@@ -270,6 +357,22 @@ def _ray(kind: str, cluster: str) -> OperatorKind:
         "workerGroupSpecs[].template (PodTemplateSpecs)",
     )
 
+
+_JAEGER_COMPONENTS = (
+    "allInOne",
+    "collector",
+    "query",
+    "ingester",
+    "agent",
+    "storage/esIndexCleaner",
+    "storage/esRollover",
+    "storage/dependencies",
+)
+#: Each component's image, named or the operator's (its flags: --jaeger-agent-image...): the
+#: common placement holds for every one, so is decided on all.
+_JAEGER_IMAGES = tuple(
+    _image(f"/spec/{component}/image", required=False) for component in _JAEGER_COMPONENTS
+)
 
 _TEKTON_PIPELINE_IMAGES = (
     _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
@@ -321,53 +424,101 @@ def _strimzi_pod(component: str, *images: ImageSource) -> Placement:
 #: ECK kinds: pod template, and the image the operator runs for spec.version (ECK's
 #: container registry and repositories by default; an operator configured with another
 #: registry serves the same images).
-_ECK = (
+_MAPS = "docker.elastic.co/elastic-maps-service/elastic-maps-server"
+_ECK: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     (
         "elasticsearch.k8s.elastic.co",
         "Elasticsearch",
         "/spec/nodeSets/*/podTemplate/spec",
-        "docker.elastic.co/elasticsearch/elasticsearch",
+        ("docker.elastic.co/elasticsearch/elasticsearch:{/spec/version}",),
     ),
     (
         "kibana.k8s.elastic.co",
         "Kibana",
         "/spec/podTemplate/spec",
-        "docker.elastic.co/kibana/kibana",
+        ("docker.elastic.co/kibana/kibana:{/spec/version}",),
     ),
     (
         "apm.k8s.elastic.co",
         "ApmServer",
         "/spec/podTemplate/spec",
-        "docker.elastic.co/apm/apm-server",
+        ("docker.elastic.co/apm/apm-server:{/spec/version}",),
     ),
     (
         "enterprisesearch.k8s.elastic.co",
         "EnterpriseSearch",
         "/spec/podTemplate/spec",
-        "docker.elastic.co/enterprise-search/enterprise-search",
+        ("docker.elastic.co/enterprise-search/enterprise-search:{/spec/version}",),
     ),
     (
         "maps.k8s.elastic.co",
         "ElasticMapsServer",
         "/spec/podTemplate/spec",
-        "docker.elastic.co/elastic-maps-service/elastic-maps-server",
+        (
+            _MAPS + ":{/spec/version|>=8.16.0}",
+            _MAPS + "-ubi:{/spec/version|>=8.12.0,<8.16.0}",
+            _MAPS + "-ubi8:{/spec/version|>=8.0.0,<8.12.0}",
+            _MAPS + "-ubi:{/spec/version|>=7.17.16,<8.0.0}",
+            _MAPS + "-ubi8:{/spec/version|<7.17.16}",
+        ),
     ),
     (
         "logstash.k8s.elastic.co",
         "Logstash",
         "/spec/podTemplate/spec",
-        "docker.elastic.co/logstash/logstash",
+        ("docker.elastic.co/logstash/logstash:{/spec/version}",),
     ),
-    ("packageregistry.k8s.elastic.co", "PackageRegistry", "/spec/podTemplate/spec", ""),
+    (
+        "packageregistry.k8s.elastic.co",
+        "PackageRegistry",
+        "/spec/podTemplate/spec",
+        ("docker.elastic.co/package-registry/distribution:lite-{/spec/version}",),
+    ),
 )
 
 #: The built-in catalogue: (group, kind) -> how its operator places its pods.
 CATALOGUE: tuple[OperatorKind, ...] = (
     # Prometheus Operator: the pod follows the resource's spec.
-    _monitoring("Prometheus", "quay.io/prometheus/prometheus"),
-    _monitoring("Alertmanager", "quay.io/prometheus/alertmanager"),
-    _monitoring("ThanosRuler", "quay.io/thanos/thanos"),
-    _monitoring("PrometheusAgent", "quay.io/prometheus/prometheus"),
+    _monitoring(
+        "Prometheus",
+        _PROMETHEUS_IMAGE,
+        _THANOS_SIDECAR,
+        cites=_PROMETHEUS_OPERATOR + "pkg/prometheus/server/statefulset.go makeStatefulSetSpec "
+        '(BuildImagePath(spec.image, spec.baseImage, "v"+version, spec.tag, spec.sha)), '
+        "createThanosContainer (spec.thanos: the Thanos sidecar); pkg/operator/image.go "
+        "BuildImagePath (sha before tag before version)",
+    ),
+    _monitoring(
+        "Alertmanager",
+        ImageSource(
+            (_p("/spec/image"),),
+            templates=_build_image_path(
+                "/spec", "quay.io/prometheus/alertmanager", "{/spec/version}", True
+            ),
+        ),
+        cites=_PROMETHEUS_OPERATOR + "pkg/alertmanager/statefulset.go makeStatefulSetSpec "
+        "(BuildImagePath(spec.image, spec.baseImage, spec.version, spec.tag, spec.sha))",
+    ),
+    _monitoring(
+        "ThanosRuler",
+        ImageSource(
+            (_p("/spec/image"),),
+            templates=_build_image_path("/spec", "quay.io/thanos/thanos", "{/spec/version}", False),
+        ),
+        cites=_PROMETHEUS_OPERATOR + "pkg/thanos/statefulset.go makeStatefulSetSpec "
+        "(BuildImagePath(spec.image, the operator's base, spec.version, '', ''))",
+    ),
+    _monitoring(
+        "PrometheusAgent",
+        ImageSource(
+            (_p("/spec/image"),),
+            templates=_build_image_path(
+                "/spec", "quay.io/prometheus/prometheus", "{/spec/version|v}", False
+            ),
+        ),
+        cites=_PROMETHEUS_OPERATOR + "pkg/prometheus/agent/statefulset.go "
+        '(BuildImagePathForAgent(spec.image, the operator\'s base, "v"+version))',
+    ),
     # ECK: a pod template merged into the operator's.
     *(
         _pod_template_kind(
@@ -375,10 +526,9 @@ CATALOGUE: tuple[OperatorKind, ...] = (
             kind,
             path,
             f"{kind}.{path[1:].replace('/', '.')}, spec.image, spec.version",
-            _image("/spec/image"),
-            default=f"{repository}:{{/spec/version}}" if repository else "",
+            *templates,
         )
-        for group, kind, path, repository in _ECK
+        for group, kind, path, templates in _ECK
     ),
     *(
         _pod_template_kind(
@@ -386,15 +536,21 @@ CATALOGUE: tuple[OperatorKind, ...] = (
             kind,
             f"/spec/{workload}/podTemplate/spec",
             f"{kind}.spec.{workload}.podTemplate, spec.image, spec.version",
-            _image("/spec/image"),
-            default=default,
+            *templates,
         )
-        for group, kind, default in (
-            ("beat.k8s.elastic.co", "Beat", "docker.elastic.co/beats/{/spec/type}:{/spec/version}"),
+        for group, kind, templates in (
+            (
+                "beat.k8s.elastic.co",
+                "Beat",
+                ("docker.elastic.co/beats/{/spec/type}:{/spec/version}",),
+            ),
             (
                 "agent.k8s.elastic.co",
                 "Agent",
-                "docker.elastic.co/elastic-agent/elastic-agent:{/spec/version}",
+                (
+                    "docker.elastic.co/beats/elastic-agent:{/spec/version|<9.0.0}",
+                    "docker.elastic.co/elastic-agent/elastic-agent:{/spec/version|>=9.0.0}",
+                ),
             ),
         )
         for workload in ("daemonSet", "deployment", "statefulSet")
@@ -514,36 +670,67 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         "spec.pipelineSpec.{tasks,finally}[].taskSpec.{steps,sidecars}[].image",
         adds="its init and entrypoint images",
     ),
-    # OpenTelemetry operator: the collector's pods follow its spec.
+    # OpenTelemetry operator: the collector's pods follow its spec (no pod in sidecar mode:
+    # the collector is injected into other pods); the target allocator is its own Deployment.
     OperatorKind(
         "opentelemetry.io",
         "OpenTelemetryCollector",
         (
             Placement(
-                _p("/spec"), (_image("/spec/image"), _extra("/spec/additionalContainers/*/image"))
+                _p("/spec"),
+                (
+                    _image("/spec/image"),
+                    _extra("/spec/additionalContainers/*/image"),
+                    _extra("/spec/initContainers/*/image"),
+                ),
+                unless=((_p("/spec/mode"), ("sidecar",)),),
+                cites="open-telemetry/opentelemetry-operator internal/manifests/collector/"
+                "collector.go Build (mode sidecar: no workload), deployment.go, daemonset.go, "
+                "statefulset.go (spec.initContainers, spec.additionalContainers)",
+            ),
+            Placement(
+                _p("/spec/targetAllocator"),
+                (_image("/spec/targetAllocator/image"),),
+                when=((_p("/spec/targetAllocator/enabled"), ("true",)),),
+                cites="open-telemetry/opentelemetry-operator internal/manifests/collector/"
+                "targetallocator.go TargetAllocator (spec.targetAllocator.{nodeSelector,"
+                "affinity,tolerations,image} when enabled); internal/manifests/targetallocator/"
+                "container.go (the operator's --target-allocator-image when image is unset)",
             ),
         ),
-        cites="OpenTelemetryCollector.spec.{affinity,tolerations,nodeSelector,image}",
+        cites="OpenTelemetryCollector.spec.{affinity,tolerations,nodeSelector,image,"
+        "initContainers,additionalContainers,mode}, spec.targetAllocator",
         adds="the collector image of the operator's version when spec.image is not set",
     ),
-    # Jaeger operator: common placement in spec for every component.
+    # Jaeger operator: the common placement in spec, merged under each component's own.
     OperatorKind(
         "jaegertracing.io",
         "Jaeger",
         (
             Placement(
                 _p("/spec"),
-                (
-                    _image("/spec/allInOne/image", required=False),
-                    _image("/spec/collector/image", required=False),
-                    _image("/spec/query/image", required=False),
-                    _image("/spec/ingester/image", required=False),
-                ),
+                _JAEGER_IMAGES,
                 # The simplest Jaeger has no spec at all: the operator chooses everything.
                 creates=1,
             ),
+            *(
+                Placement(
+                    _p(f"/spec/{component}"),
+                    _JAEGER_IMAGES,
+                    inherits=Inheritance(
+                        _p("/spec"), (("affinity", "replace"), ("tolerations", "append"))
+                    ),
+                    cites="jaegertracing/jaeger-operator pkg/util/util.go Merge([component's "
+                    "JaegerCommonSpec, spec's]): the first affinity set wins (the component's), "
+                    "tolerations are appended; pkg/deployment/{all_in_one,collector,query,"
+                    "ingester,agent}.go, pkg/cronjob/{es_index_cleaner,es_rollover,"
+                    "spark_dependencies}.go",
+                )
+                for component in _JAEGER_COMPONENTS
+            ),
         ),
-        cites="Jaeger.spec.{affinity,tolerations}; images spec.<component>.image",
+        cites="Jaeger.spec.{affinity,tolerations}, spec.<component>.{affinity,tolerations}; "
+        "images spec.<component>.image",
         adds="the image of each component of the operator's version when none is named",
     ),
     # MinIO operator: one placement per pool, the tenant's image.
@@ -668,12 +855,16 @@ _TEMPLATE_PART = re.compile(r"\{(/[^{}]*)\}")
 
 def resolved_default(resource: Mapping[str, object], template: str) -> str | None:
     """A default image of an operator's kind for ``resource``: its ``{/pointer}`` parts read in
-    the resource (``{/spec/version}``); None when one is missing or not a plain word."""
+    the resource (``{/spec/version}``); None when one is missing or not a plain word (a
+    version, a tag, a repository). ``{/pointer|v}`` gives the value with one leading ``v``
+    (the Prometheus Operator's ``"v" + version``); ``{/pointer|>=8.12.0,<8.16.0}`` gives it only
+    when it is a version in that range (ECK's images by version)."""
     missing = False
 
     def part(match: re.Match[str]) -> str:
         nonlocal missing
-        found = [value for _, value in expand(resource, pointer_tokens(match.group(1)))]
+        pointer, _, template_filter = match.group(1).partition("|")
+        found = [value for _, value in expand(resource, pointer_tokens(pointer))]
         if (
             len(found) != 1
             or not isinstance(found[0], str | int | float)
@@ -682,6 +873,11 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
             missing = True
             return ""
         text = str(found[0]).strip()
+        if template_filter == "v":
+            # "v" + semver.ParseTolerant(version).String(): one leading v, whatever was written
+            text = "v" + text.removeprefix("v").removeprefix("V")
+        elif template_filter and not _version_in(text, template_filter):
+            missing = True  # a version outside the range: another template says the image
         if not _WORD.fullmatch(text):
             missing = True
         return text
@@ -690,7 +886,45 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
     return None if missing else image
 
 
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+_COMPARISON = re.compile(r"(>=|<=|>|<|=)\s*v?(\d+(?:\.\d+)*)")
+
+
+def _version_key(text: str) -> tuple[int, ...] | None:
+    """A version's numbers (``8.15.0`` of ``v8.15.0-SNAPSHOT``), three at least."""
+    core = text.strip().removeprefix("v").split("-", 1)[0].split("+", 1)[0]
+    parts = core.split(".")
+    if not parts or not all(part.isdigit() for part in parts):
+        return None
+    numbers = tuple(int(part) for part in parts)
+    return numbers + (0,) * (3 - len(numbers))
+
+
+def _version_in(text: str, ranges: str) -> bool:
+    """Whether the version ``text`` meets every comparison of ``ranges`` (``>=8.12.0,<8.16.0``),
+    as the operators compare versions (ECK's version.Version LT): a value that is not a version
+    meets none."""
+    version = _version_key(text)
+    if version is None:
+        return False
+    for part in ranges.split(","):
+        match = _COMPARISON.fullmatch(part.strip())
+        bound = _version_key(match.group(2)) if match else None
+        if match is None or bound is None:
+            return False
+        operator = match.group(1)
+        if not {
+            ">=": version >= bound,
+            "<=": version <= bound,
+            ">": version > bound,
+            "<": version < bound,
+            "=": version == bound,
+        }[operator]:
+            return False
+    return True
+
+
+#: What a template part may be: a version or tag, or a repository (a Prometheus's baseImage).
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]{0,254}")
 
 
 def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:

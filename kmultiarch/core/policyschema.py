@@ -29,6 +29,7 @@ from kmultiarch.core.nodelabels import NodeLabelRule, read_node_labels
 from kmultiarch.core.operators import (
     MAX_POINTER_TOKENS,
     MERGES,
+    Condition,
     ImageSource,
     Inheritance,
     Merge,
@@ -577,23 +578,15 @@ def _placement(value: object, where: Where) -> Placement:
     if not isinstance(value, Mapping):
         raise where.error("expected a mapping with path and images")
     check_keys(
-        value, {"path", "images", "podSpec", "creates", "shape", "inherits", "versions"}, where
+        value,
+        {"path", "images", "podSpec", "creates", "shape", "inherits", "versions", "when", "unless"},
+        where,
     )
     path = _pointer(value.get("path"), where / "path")
-    images: list[ImageSource] = []
-    for index, element in enumerate(_listed(value.get("images"), where / "images")):
-        spot = where / "images" / index
-        if isinstance(element, str):
-            images.append(ImageSource((_pointer(element, spot),), required=False))
-        elif isinstance(element, list) and element:
-            images.append(
-                ImageSource(tuple(_pointer(pointer, spot / n) for n, pointer in enumerate(element)))
-            )
-        else:
-            raise spot.error(
-                "expected a pointer (every match is an image) or a list of "
-                "pointers (alternatives: the first that exists wins)"
-            )
+    images = [
+        _image_source(element, where / "images" / index)
+        for index, element in enumerate(_listed(value.get("images"), where / "images"))
+    ]
     creates = value.get("creates", 0)
     if isinstance(creates, bool) or not isinstance(creates, int):
         raise (where / "creates").error(
@@ -613,11 +606,66 @@ def _placement(value: object, where: Where) -> Placement:
         shape=cast(Literal["affinity", "node-affinity"], shape),
         inherits=_inheritance(value.get("inherits"), where / "inherits"),
         versions=tuple(str(version) for version in versions),
+        when=_conditions_of(value.get("when"), where / "when"),
+        unless=_conditions_of(value.get("unless"), where / "unless"),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):
         raise (where / key).error(problem)
     return placement
+
+
+def _image_source(element: object, where: Where) -> ImageSource:
+    """An element of a placement's ``images``: a pointer (every match is an image), a list of
+    alternatives (pointers, then templates like ``repo:{/spec/version}``: the first that
+    exists wins), or ``{image: ..., when: {POINTER: VALUE}}`` (counted only when it holds)."""
+    if isinstance(element, Mapping):
+        check_keys(element, {"image", "when"}, where)
+        source = _image_source(element.get("image"), where / "image")
+        return replace(source, when=_conditions_of(element.get("when"), where / "when"))
+    if isinstance(element, str):
+        return ImageSource((_pointer(element, where),), required=False)
+    if isinstance(element, list) and element:
+        pointers: list[tuple[str, ...]] = []
+        templates: list[str] = []
+        for n, alternative in enumerate(element):
+            if isinstance(alternative, str) and not alternative.startswith("/"):
+                if "{" not in alternative and ":" not in alternative:
+                    raise (where / n).error(
+                        "expected a pointer, or an image template like repo:{/spec/version}"
+                    )
+                templates.append(alternative)
+            elif templates:
+                raise (where / n).error("pointers come before templates (they are tried first)")
+            else:
+                pointers.append(_pointer(alternative, where / n))
+        return ImageSource(tuple(pointers), templates=tuple(templates))
+    raise where.error(
+        "expected a pointer (every match is an image) or a list of "
+        "pointers (alternatives: the first that exists wins)"
+    )
+
+
+def _conditions_of(value: object, where: Where) -> tuple[Condition, ...]:
+    """``when``/``unless``: ``{POINTER: VALUE}`` (the value there is VALUE, or one of a list of
+    them; null: the field is set)."""
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise where.error("expected a mapping of pointer to value, like {/spec/mode: sidecar}")
+    conditions: list[Condition] = []
+    for pointer, expected in value.items():
+        here = where / str(pointer)
+        values = [] if expected is None else expected if isinstance(expected, list) else [expected]
+        if not all(isinstance(v, str | int | float) for v in values):
+            raise here.error("expected a value, a list of values, or null (the field is set)")
+        conditions.append(
+            (
+                _pointer(pointer, here),
+                tuple(str(v).lower() if isinstance(v, bool) else str(v) for v in values),
+            )
+        )
+    return tuple(conditions)
 
 
 def _inheritance(value: object, where: Where) -> Inheritance | None:

@@ -17,11 +17,13 @@ from kmultiarch.core.operators import (
     CATALOGUE,
     WILDCARD,
     ConcretePath,
+    ImageSource,
     OperatorKind,
     Placement,
     api_group,
     catalogue_by_kind,
     effective_fields,
+    holds,
     image_lookup,
     resolved_default,
     scheduling_view,
@@ -116,6 +118,9 @@ class ContainerImage:
     added_by: str = ""
     #: The name of the injection that adds it (``spec.injections``).
     injection: str = ""
+    #: An image volume (``spec.volumes[].image.reference``, KEP-4639): pulled for the node's
+    #: platform like a container's image, but nothing is started from it.
+    volume: bool = False
 
     @property
     def image_path(self) -> Path:
@@ -259,8 +264,8 @@ def _placement_targets(
     seen: set[ConcretePath] = set()
     api_version = resource.get("apiVersion")
     for placement in entry.placements:
-        if not placement.applies_to(str(api_version)):
-            continue  # a field of another version of the API
+        if not placement.applies_to(str(api_version)) or not placement.exists_in(resource):
+            continue  # a field of another version of the API, or pods the operator never makes
         instances, wrong = _instances(resource, placement)
         for wrong_path, value in wrong:
             if wrong_path in seen:
@@ -397,6 +402,8 @@ def _placement_images(
     if placement.pod_spec:
         containers.extend(_pod_containers(holder, (*path, *holder_path)))
     for source in placement.images:
+        if not all(holds(resource, condition) for condition in source.when):
+            continue  # a container the operator adds only when the resource asks for it
         origin, prefix = resource, path
         if source.related is not None:
             origin = _related(resource, source.related, namespace, related) or {}
@@ -425,7 +432,17 @@ def _placement_images(
                     added_by="" if source.related is None else "related",
                 )
             )
-        if not found and source.required:
+        computed = None if found else _computed(origin, source.templates)
+        if computed is not None:
+            containers.append(
+                ContainerImage(
+                    (),
+                    f"the operator's image for {_fields_of(source)}",
+                    computed,
+                    added_by="default",
+                )
+            )
+        elif not found and source.required:
             chosen.append(format_field_path(source.alternatives[0]))
     if not containers and not chosen:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
@@ -433,6 +450,19 @@ def _placement_images(
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
     return containers, chosen, malformed
+
+
+def _computed(resource: Mapping[str, object], templates: tuple[str, ...]) -> str | None:
+    """The first of an image source's templates the resource gives every part of."""
+    for template in templates:
+        image = resolved_default(resource, template)
+        if image is not None:
+            return image
+    return None
+
+
+def _fields_of(source: ImageSource) -> str:
+    return ", ".join(format_field_path(pointer) for pointer in source.alternatives) or "its pods"
 
 
 def _related(
@@ -477,6 +507,25 @@ def _pod_containers(
                     container["image"],
                     (running or {}).get((group, name)),
                 )
+    yield from _image_volumes(spec, spec_path)
+
+
+def _image_volumes(spec: Mapping[str, object], spec_path: Path) -> Iterator[ContainerImage]:
+    """The pod's image volumes (``spec.volumes[].image.reference``, KEP-4639; beta and on by
+    default from Kubernetes 1.35): the kubelet pulls each for the node's platform, as it pulls
+    a container's image, so they are images of the pod."""
+    for position, volume in enumerate(_list(spec.get("volumes"))):
+        source = volume.get("image") if isinstance(volume, Mapping) else None
+        reference = source.get("reference") if isinstance(source, Mapping) else None
+        if isinstance(reference, str) and reference:
+            assert isinstance(volume, Mapping)
+            yield ContainerImage(
+                (*spec_path, "volumes", position, "image"),
+                f"volume {_string(volume.get('name'))}".rstrip(),
+                reference,
+                field="reference",
+                volume=True,
+            )
 
 
 def _running_digests(pod: Mapping[str, object]) -> dict[tuple[str, str], str]:
