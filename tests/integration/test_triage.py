@@ -448,7 +448,7 @@ def test_quoted_messages_cannot_act_on_a_terminal_a_ci_log_or_markdown(shop: Pat
     commands = workflow_commands(github, text, markdown)
     assert [command.name for command in commands] == ["error"] * 5
     assert "<img" not in markdown and "&lt;img" in markdown
-    assert "\\[link\\](https://example.com) \\| cell" in markdown
+    assert "\\[link\\](" in markdown and "\\| cell" in markdown  # no link, no cell
 
 
 def test_manifests_that_name_no_namespace_are_found(shop: Path) -> None:
