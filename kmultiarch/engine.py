@@ -951,8 +951,8 @@ def _mismatch_findings(
     findings: list[Finding] = []
     for image in pod.images:
         verification = image.resolution.verification if image.resolution is not None else None
-        if verification is None:
-            continue
+        if verification is None or image.container.volume:
+            continue  # an image volume starts no program: nothing to verify
         for verdict in verification.platforms:
             if verdict.status != "mismatch":
                 continue

@@ -6,7 +6,13 @@ import json
 from html import escape
 from typing import Any
 
-from kmultiarch.assess.assessment import ImageEntry, Inventory, UpgradeSuggestion, WorkloadEntry
+from kmultiarch.assess.assessment import (
+    ImageEntry,
+    Inventory,
+    UpgradeSuggestion,
+    WorkloadEntry,
+    WorkloadUse,
+)
 from kmultiarch.core.findings import Finding
 from kmultiarch.output import display_path, table
 from kmultiarch.output.safe import printable
@@ -35,6 +41,13 @@ def summary_items(inventory: Inventory) -> list[tuple[str, str, int]]:
     return [(key, SUMMARY_LABELS.get(key, key), counts.get(key, 0)) for key in keys]
 
 
+def _use_text(use: WorkloadUse) -> str:
+    """``Deployment web``, and ``Deployment web (volume data)`` for an image volume."""
+    return (
+        f"{use.workload} ({use.container})" if use.container.startswith("volume ") else use.workload
+    )
+
+
 def format_text(inventory: Inventory, generated: str) -> str:
     lines = ["Summary"]
     lines += [f"  {label + ':':<24}{count}" for _, label, count in summary_items(inventory)]
@@ -42,7 +55,7 @@ def format_text(inventory: Inventory, generated: str) -> str:
     rows = [
         (
             image.reference,
-            ", ".join(dict.fromkeys(use.workload for use in image.used_by)),
+            ", ".join(dict.fromkeys(_use_text(use) for use in image.used_by)),
             _platforms_text(image),
         )
         for image in inventory.images

@@ -1,0 +1,98 @@
+"""Image volumes (issue 30, item 3; KEP-4639: ``spec.volumes[].image.reference``, pulled by the
+kubelet for the node's platform like a container's image) are images of the pod, against the
+real registry: an amd64-only volume keeps a pod of multi-arch containers off arm64 nodes
+(before: the arm64 toleration), in mutate, check, ``--output patch``, the lock and the report
+(listed as the volume); a data-only OCI artifact, which has no platform, narrows nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from support import SeededRegistry
+from support.cli import clean_env, run_kmultiarch
+from support.manifests import deployment, image, write_policy
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path)
+
+
+def _with_volume(registry: SeededRegistry, volume_image: str) -> str:
+    return deployment(
+        "web",
+        [image(registry, "multiarch-oci")],
+        extra_spec=(
+            "      volumes:\n"
+            "      - name: data\n"
+            "        image:\n"
+            f"          reference: {volume_image}\n"
+            "          pullPolicy: IfNotPresent\n"
+        ),
+    )
+
+
+def test_an_amd64_only_image_volume_keeps_the_pod_off_arm64(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    volume_image = image(registry, "single-docker-amd64")
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(_with_volume(registry, volume_image))
+
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    spec = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]
+    assert "tolerations" not in spec
+    assert spec["affinity"]["nodeAffinity"][REQUIRED]["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}
+    ]
+
+    patch = run_kmultiarch(
+        ["mutate", "--output", "patch", "--config", str(config), str(manifest)], env=env
+    )
+    assert patch.returncode == 0, patch.stderr
+    assert "amd64" in patch.stdout
+    assert "tolerations" not in patch.stdout
+
+    checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert checked.returncode == 1
+    assert "volume data" in checked.stdout
+    assert volume_image in checked.stdout
+
+    lock = tmp_path / "kmultiarch.lock"
+    locked = run_kmultiarch(
+        ["lock", "--config", str(config), "-o", str(lock), str(manifest)], env=env
+    )
+    assert locked.returncode == 0, locked.stderr
+    assert volume_image in lock.read_text()
+
+    report = run_kmultiarch(["report", "--config", str(config), str(manifest)], env=env)
+    assert report.returncode == 0, report.stderr
+    assert "web (volume data)" in report.stdout
+    as_json = run_kmultiarch(
+        ["report", "-o", "json", "--config", str(config), str(manifest)], env=env
+    )
+    images = json.loads(as_json.stdout)["images"]
+    [entry] = [entry for entry in images if volume_image in entry["writtenAs"]]
+    assert [use["container"] for use in entry["usedBy"]] == ["volume data"]
+
+
+def test_a_data_only_artifact_volume_narrows_nothing(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(_with_volume(registry, image(registry, "oci-artifact")))
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    spec = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]
+    assert spec["tolerations"] == [
+        {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
+    ]
+    assert "affinity" not in spec
