@@ -5,7 +5,16 @@ and what to run about them.
 Everything that came from the manifests or a registry is text here, never Markdown or HTML: it
 is made printable (``safe.printable``) and then every character Markdown or HTML would act on
 is escaped, so a resource name cannot open a link, an image, a table cell or a tag. Commands
-and diffs go in fenced blocks whose fence is longer than any run of backticks they hold."""
+and diffs go in fenced blocks whose fence is longer than any run of backticks they hold.
+
+Nor can it become a link by itself: GitHub links ``www.`` domains, ``http(s)://`` URLs and
+e-mail addresses found in text (GFM's autolink extension, cmark-gfm's ``autolink.c``; other
+renderers, and GitHub's own filters after it, also link bare domains and ``@mentions``), with
+no syntax a backslash could escape. A WORD JOINER (U+2060, invisible, not a space) goes before
+every ``.`` that joins two parts of a name and every ``@``, and after the ``:`` of ``://``: no
+``www.``, ``name@host.tld``, ``scheme://`` nor ``host.tld`` is left in the text, which reads
+exactly as before. (After the dot would not do: cmark-gfm takes any non-ASCII character for
+part of a domain, so ``www.`` followed by it still links.)"""
 
 from __future__ import annotations
 
@@ -23,13 +32,19 @@ from kmultiarch.output.safe import printable
 #: brackets escaped no link or image can form, and HTML's three are written as entities.
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]|~#$])")
 _SEVERITY_TEXT = {"error": "error", "warning": "warning", "info": "info"}
+#: Where a link could form without any Markdown syntax: a dot inside a name (``www.``, a host
+#: name), an ``@`` (an e-mail address, a mention) and the ``:`` of ``://``.
+_AUTOLINK_JOINTS = re.compile(r"(?<=[\w-])(?=\.[\w-])|(?=@)|(?<=:)(?=//)")
+WORD_JOINER = "\u2060"
 
 
 def markdown_text(text: str) -> str:
     """``text`` shown as itself in Markdown: one printable line, nothing Markdown or HTML acts
-    on (``[x](y)``, ``<img>``, ``|`` in a table, ``*``, ``$math$``...)."""
+    on (``[x](y)``, ``<img>``, ``|`` in a table, ``*``, ``$math$``...), nothing a renderer
+    would link by itself (``www.evil.example``, ``https://…``, ``a@evil.example``)."""
     escaped = html.escape(printable(text), quote=False)
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", escaped)
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", escaped)
+    return _AUTOLINK_JOINTS.sub(WORD_JOINER, escaped)
 
 
 def _fence(body: str) -> str:
@@ -105,8 +120,7 @@ def _what_to_run(problems: list[Finding], fix_command: str) -> list[str]:
     if fix_command:
         lines += [
             "",
-            "Add what is missing (the command carries this check's options) and commit the "
-            "result:",
+            "Add what is missing (the command carries this check's options) and commit the result:",
             "",
             *_fenced(printable(fix_command), "sh"),
         ]
