@@ -118,6 +118,9 @@ class ContainerImage:
     added_by: str = ""
     #: The name of the injection that adds it (``spec.injections``).
     injection: str = ""
+    #: An image volume (``spec.volumes[].image.reference``, KEP-4639): pulled for the node's
+    #: platform like a container's image, but nothing is started from it.
+    volume: bool = False
 
     @property
     def image_path(self) -> Path:
@@ -504,6 +507,27 @@ def _pod_containers(
                     container["image"],
                     (running or {}).get((group, name)),
                 )
+    yield from _image_volumes(spec, spec_path)
+
+
+def _image_volumes(spec: Mapping[str, object], spec_path: Path) -> Iterator[ContainerImage]:
+    """The pod's image volumes (``spec.volumes[].image.reference``, KEP-4639; beta and on by
+    default from Kubernetes 1.35): the kubelet pulls each for the node's platform, as it pulls
+    a container's image, so they are images of the pod."""
+    for position, volume in enumerate(_list(spec.get("volumes"))):
+        source = volume.get("image") if isinstance(volume, Mapping) else None
+        reference = source.get("reference") if isinstance(source, Mapping) else None
+        if isinstance(reference, str) and reference:
+            assert isinstance(volume, Mapping)
+            yield ContainerImage(
+                (*spec_path, "volumes", position, "image"),
+                f"volume {_string(volume.get('name'))}".rstrip(),
+                reference,
+                field="reference",
+                volume=True,
+            )
+
+
 
 
 def _running_digests(pod: Mapping[str, object]) -> dict[tuple[str, str], str]:
