@@ -27,7 +27,7 @@ from kmultiarch.core.policy import Policy, SchedulingPolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.core.scheduling import describe_changes
-from kmultiarch.core.scope import DEFAULT_NAMESPACE, resources_in
+from kmultiarch.core.scope import DEFAULT_NAMESPACE, ResourcePath, resources_in
 from kmultiarch.core.triage import (
     FAILURE_TEXT,
     ClusterState,
@@ -42,7 +42,7 @@ from kmultiarch.core.triage import (
 )
 from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
 from kmultiarch.errors import InvalidReferenceError
-from kmultiarch.yaml.stream import InputSource
+from kmultiarch.yaml.stream import InputSource, SourceDocument
 
 #: The name of the source holding the failing pods for the engine (never a file's name).
 CLUSTER_SOURCE = "<cluster>"
@@ -184,14 +184,15 @@ def triage(
     """Trace and classify every failure (``failing``, from :func:`~kmultiarch.core.triage.
     failures`); ``result``: the engine over the manifests and :func:`cluster_source`;
     ``tags``: the answers for :func:`pinned_tags`, by image."""
-    index = _ManifestIndex(result, policy, namespace or DEFAULT_NAMESPACE)
+    chains = [owner_chain(failure.pod, state) for failure in failing]
+    kinds = {key[1] for chain in chains for key, _ in chain} | {"Pod"}
+    index = _ManifestIndex(result, policy, namespace or DEFAULT_NAMESPACE, kinds)
     cluster_architectures = frozenset(
         node.architecture for node in state.nodes.values() if node.architecture
     )
     found: list[TriagedFailure] = []
-    for failure in failing:
+    for failure, chain in zip(failing, chains, strict=True):
         pod = failure.pod
-        chain = owner_chain(pod, state)
         match = index.find(chain, pod)
         owner = _owner_name(pod, chain)
         pod_outcome = index.pod_outcome(pod)
@@ -333,10 +334,14 @@ class _Match:
 class _ManifestIndex:
     """The manifests' workloads (with the engine's verdicts) and every resource, by key."""
 
-    def __init__(self, result: EngineResult | None, policy: Policy, namespace: str) -> None:
+    def __init__(
+        self, result: EngineResult | None, policy: Policy, namespace: str, kinds: set[str]
+    ) -> None:
+        """``kinds``: those of the owners looked for (documents of other kinds, proven so by
+        their text, are not composed to be indexed)."""
         self._namespace = namespace
         self._verdicts: dict[Key, list[tuple[PodVerdict, PodOutcome]]] = {}
-        self._resources: dict[Key, tuple[ResourceRef, str, int]] = {}
+        self._resources: dict[Key, tuple[ResourceRef, str, SourceDocument, ResourcePath]] = {}
         self._pods: dict[tuple[str, str], PodOutcome] = {}
         self._pinned: dict[Key, list[str]] = {}
         self._scheduling = policy.scheduling
@@ -361,12 +366,15 @@ class _ManifestIndex:
                 continue
             for document_outcome in outcomes:
                 document = document_outcome.document
+                known = document.resource_type
+                if known is not None and known[1] not in kinds and not known[1].endswith("List"):
+                    continue
                 if document.value is None:
                     continue
                 for path, resource in resources_in(document.value):
                     api_version, kind = resource.get("apiVersion"), resource.get("kind")
                     metadata = resource.get("metadata")
-                    if not isinstance(api_version, str) or not isinstance(kind, str):
+                    if not isinstance(api_version, str) or kind not in kinds:
                         continue
                     if not isinstance(metadata, Mapping):
                         continue
@@ -380,7 +388,7 @@ class _ManifestIndex:
                         name,
                         namespace_value if isinstance(namespace_value, str) else "",
                     )
-                    found = (reference, source, line_of(document, path))
+                    found = (reference, source, document, path)
                     self._resources.setdefault(self._key(reference), found)
                     if not reference.namespace:
                         self._resources.setdefault(self._unnamespaced(reference), found)
@@ -413,7 +421,8 @@ class _ManifestIndex:
                     return _Match(verdict.resource, verdict.source, verdict.line, verdict, outcome)
                 resource = self._resources.get(key)
                 if resource is not None:
-                    return _Match(resource[0], resource[1], resource[2], None, None)
+                    reference, source, document, path = resource
+                    return _Match(reference, source, line_of(document, path), None, None)
         return None
 
     def pod_outcome(self, pod: Pod) -> PodOutcome | None:
