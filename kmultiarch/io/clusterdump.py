@@ -178,12 +178,30 @@ def _type_name(value: object) -> str:
     )
 
 
-def _checked_item(item: object, name: str, where: str, limits: DumpLimits) -> Mapping[str, Any]:
+def _item_type(fields: Mapping[str, object]) -> tuple[str, str] | None:
+    """The (apiVersion, kind) of the items of a typed list the API server sends (``kubectl get
+    --raw /api/v1/pods``: ``kind: PodList`` first, its items without apiVersion and kind)."""
+    kind, api_version = fields.get("kind"), fields.get("apiVersion")
+    typed = isinstance(kind, str) and kind.endswith("List") and kind != "List"
+    if typed and isinstance(kind, str) and isinstance(api_version, str):
+        return api_version, kind.removesuffix("List")
+    return None
+
+
+def _checked_item(
+    item: object,
+    name: str,
+    where: str,
+    limits: DumpLimits,
+    item_type: tuple[str, str] | None = None,
+) -> Mapping[str, Any]:
     if not isinstance(item, dict):
         raise ClusterDumpError(
             f"{name}: {where} is {_type_name(item)}, not a Kubernetes object; expected the "
             "output of `kubectl get ... -o json` (or -o yaml)"
         )
+    if item_type is not None and "kind" not in item and "apiVersion" not in item:
+        item["apiVersion"], item["kind"] = item_type
     if not isinstance(item.get("apiVersion"), str) or not isinstance(item.get("kind"), str):
         raise ClusterDumpError(
             f"{name}: {where} has no apiVersion and kind (strings): not a Kubernetes object"
@@ -335,7 +353,11 @@ class _JsonItems:
                     for item in self._array_items():
                         items += 1
                         yield _checked_item(
-                            item, self._name, f"item {items} of items", self._limits
+                            item,
+                            self._name,
+                            f"item {items} of items",
+                            self._limits,
+                            _item_type(fields),
                         )
                 else:
                     before = self._pos
@@ -455,7 +477,9 @@ class _YamlBuilder:
                     count += 1
                     self._size = 0
                     item = self._build(1)
-                    yield _checked_item(item, self._name, f"item {count} of items", self._limits)
+                    yield _checked_item(
+                        item, self._name, f"item {count} of items", self._limits, _item_type(fields)
+                    )
                 loader.get_event()
                 self._size = 0
             else:

@@ -292,3 +292,14 @@ def test_memory_stays_bounded_whatever_the_size_of_the_dump() -> None:
     assert dump.size > 15_000_000  # some 15 MB read
     assert state.seen == 20_000 and not state.pods  # running pods: nothing kept
     assert peak < 2_000_000, peak  # the peak is a few chunks, not the dump
+
+
+def test_the_api_servers_typed_list_gives_its_items_their_type() -> None:
+    """``kubectl get --raw /api/v1/namespaces/shop/pods``: ``kind: PodList`` first, and items
+    without apiVersion and kind (the API server leaves them out of list items)."""
+    pod = {"metadata": {"name": "web"}, "spec": {"containers": []}}
+    raw = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [pod]}
+    (item,) = items(json.dumps(raw).encode())
+    assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
+    (item,) = items(yaml.safe_dump(raw, sort_keys=False).encode())
+    assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
