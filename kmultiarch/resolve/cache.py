@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kmultiarch.core.answers import (
+    MAX_PLATFORMS,
     AnswerError,
     checked_digest,
     checked_media_type,
@@ -470,6 +471,10 @@ class ResolutionCache:
         return record
 
     def put_platforms(self, digest: str, media_type: str, platforms: frozenset[Platform]) -> None:
+        if len(platforms) > MAX_PLATFORMS:
+            # Bounded on write as on read (issue 28): a record read back as damage would warn
+            # "corrupted" on every warm run and be asked for again anyway.
+            return
         record: dict[str, Any] = {
             "v": SCHEMA_VERSION,
             "mediaType": media_type,
