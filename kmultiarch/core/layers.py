@@ -413,6 +413,38 @@ def _normalised(name: str) -> str | None:
     return "/".join(parts) or None
 
 
+#: Longest name a runtime can create (Linux's PATH_MAX, less room for its own root
+#: directory), and longest component (NAME_MAX): a longer one fails to extract.
+MAX_NAME_BYTES = 3840
+PATH_MAX = 4096
+MAX_COMPONENT_BYTES = 255
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """What a layer says of a directory and every directory above it (memoised per layer:
+    a search walks paths component by component, so each step costs one lookup, not the
+    path's depth). ``nondir``/``whiteout``: one of them is a non-directory entry, or
+    whited out; ``hidden``: one hides the layers below (whiteout, opaque, non-directory);
+    ``reason``: one is ambiguous; ``cleared``: the last ordinal that replaced one."""
+
+    nondir: bool = False
+    whiteout: bool = False
+    hidden: bool = False
+    reason: str | None = None
+    cleared: int = -1
+
+
+_NOTHING = _Summary()
+
+
+def _too_long(path: str) -> bool:
+    encoded = path.encode("utf-8", "surrogateescape")
+    return len(encoded) > MAX_NAME_BYTES or any(
+        len(part) > MAX_COMPONENT_BYTES for part in encoded.split(b"/")
+    )
+
+
 def _ancestors(key: str) -> list[str]:
     """``a/b/c`` -> ``["a/b", "a"]``."""
     found = []
@@ -459,6 +491,7 @@ class LayerIndex:
     refused: str | None = None
     complete: bool = False
     count: int = 0
+    _memo: dict[str, _Summary] = field(default_factory=dict, repr=False)
 
     def add(self, header: TarHeader) -> IndexedEntry | None:
         """Record ``header``; the entry (its path cleaned), or None for a whiteout, an
@@ -486,21 +519,32 @@ class LayerIndex:
                 f"/{path} has tar type {header.typeflag!r}, which containerd does not extract"
             )
             return None
+        if _too_long(path) or (header.kind == "symlink" and _too_long(header.link)):
+            # ENAMETOOLONG: containerd cannot create it, and the layer fails to apply.
+            self.refused = self.refused or f"/{path[:80]}...: a name longer than Linux allows"
+            return None
+        if key in self._memo:
+            self._memo.clear()  # what is said of a directory above entries changes
         self._check_parents(key, path)
         if base.startswith(WHITEOUT_PREFIX):
             if base == OPAQUE:
                 self.opaque.add(path_key(directory, self.windows))
+                if path_key(directory, self.windows) in self._memo:
+                    self._memo.clear()
             else:
                 hidden = f"{directory}/{base[len(WHITEOUT_PREFIX) :]}".lstrip("/")
                 hidden_key = path_key(hidden, self.windows)
                 if hidden_key in self.entries or hidden_key in self.parents:
                     self._ambiguous(hidden_key, f"/{hidden} is both deleted and added by a layer")
                 self.whiteouts[hidden_key] = ordinal
+                if hidden_key in self._memo:
+                    self._memo.clear()
             self._note_parents(directory)
             return None
-        for above in (key, *_ancestors(key)):
-            if above in self.whiteouts:
-                self._ambiguous(above, f"/{path} is both deleted and added by a layer")
+        if key in self.whiteouts or self._summary(path_key(directory, self.windows)).whiteout:
+            for above in (key, *_ancestors(key)):
+                if above in self.whiteouts:
+                    self._ambiguous(above, f"/{path} is both deleted and added by a layer")
         if header.kind == "dir":
             if key in self.cleared:
                 self._ambiguous(key, f"/{path}: a directory replaces a file in one layer")
@@ -523,6 +567,8 @@ class LayerIndex:
     def _check_parents(self, key: str, path: str) -> None:
         """An entry under a path this layer made a symbolic link (``fs.RootPath`` follows
         it: the entry lands elsewhere) or a file (``mkparent`` fails): not followed."""
+        if not self._summary(key.rpartition("/")[0]).nondir:
+            return
         for above in _ancestors(key):
             entry = self.entries.get(above)
             if entry is not None and entry.kind != "dir":
@@ -548,17 +594,51 @@ class LayerIndex:
                 f"/{path} is a hard link to /{target}, not a file of its own layer",
             )
             return target, -1
-        if self._deleted(key, entry) or any(a in self.ambiguous for a in _ancestors(key)):
+        if self._deleted(key, entry) or self._summary(key.rpartition("/")[0]).reason:
             self._ambiguous(path_key(path, self.windows), f"/{path} links to a deleted file")
             return target, -1
         return target, entry.data
 
     def _ambiguous(self, key: str, reason: str) -> None:
-        self.ambiguous.setdefault(key, reason)
+        if key not in self.ambiguous:
+            self.ambiguous[key] = reason
+            if key in self._memo:
+                self._memo.clear()
 
     def _deleted(self, key: str, entry: IndexedEntry) -> bool:
         """Whether a later entry of the layer replaced a directory above ``entry``."""
-        return any(self.cleared.get(above, -1) > entry.ordinal for above in _ancestors(key))
+        return self._summary(key.rpartition("/")[0]).cleared > entry.ordinal
+
+    def _summary(self, directory: str) -> _Summary:
+        """What the layer says of ``directory`` (a key) and every directory above it."""
+        if not directory:
+            return _NOTHING
+        found = self._memo.get(directory)
+        if found is not None:
+            return found
+        chain = [directory]
+        summary = _NOTHING
+        current = directory
+        while "/" in current:
+            current = current.rpartition("/")[0]
+            cached = self._memo.get(current)
+            if cached is not None:
+                summary = cached
+                break
+            chain.append(current)
+        for key in reversed(chain):
+            entry = self.entries.get(key)
+            nondir = entry is not None and entry.kind != "dir"
+            whiteout = key in self.whiteouts
+            summary = _Summary(
+                summary.nondir or nondir,
+                summary.whiteout or whiteout,
+                summary.hidden or whiteout or nondir or key in self.opaque,
+                summary.reason or self.ambiguous.get(key),
+                max(summary.cleared, self.cleared.get(key, -1)),
+            )
+            self._memo[key] = summary
+        return summary
 
     def _note_parents(self, directory: str) -> None:
         while directory:
@@ -576,25 +656,13 @@ class LayerIndex:
         """Why what this layer puts at ``key`` (or above it) is not one known thing."""
         if self.refused is not None:
             return self.refused
-        for above in (key, *_ancestors(key)):
-            reason = self.ambiguous.get(above)
-            if reason is not None:
-                return reason
-        return None
+        return self.ambiguous.get(key) or self._summary(key.rpartition("/")[0]).reason
 
     def hides(self, key: str) -> bool:
         """Whether this layer hides ``key`` of the layers below: a whiteout of it or of a
         directory above it, an opaque directory above it, or something not a directory
         above it."""
-        if key in self.whiteouts:
-            return True
-        for directory in _ancestors(key):
-            if directory in self.whiteouts or directory in self.opaque:
-                return True
-            entry = self.entries.get(directory)
-            if entry is not None and entry.kind != "dir":
-                return True
-        return False
+        return key in self.whiteouts or self._summary(key.rpartition("/")[0]).hidden
 
     def live(self, key: str) -> IndexedEntry | None:
         """The entry this layer leaves at ``key`` once applied."""
@@ -695,18 +763,30 @@ class Unresolvable:
 
 
 def resolve(
-    layers: Sequence[LayerIndex], path: str, *, windows: bool = False
+    layers: Sequence[LayerIndex],
+    path: str,
+    *,
+    windows: bool = False,
+    check: Callable[[], None] | None = None,
 ) -> Resolved | Pending | Unresolvable | Ambiguous:
     """Resolve ``path`` (absolute in the image) as the kernel would inside the container:
     each component looked up in the merged view, symbolic links followed (an absolute
-    target from the image's root; at most :data:`LINK_LIMIT`), ``..`` never above the root.
-    Hard links are files (their data is :attr:`IndexedEntry.data`)."""
+    target from the image's root; at most :data:`LINK_LIMIT`), ``..`` never above the root;
+    a path longer than PATH_MAX names nothing (``ENAMETOOLONG``). Hard links are files
+    (their data is :attr:`IndexedEntry.data`). ``check`` is called every 256 components
+    (the run's deadline)."""
+    if len(path.encode("utf-8", "surrogateescape")) >= PATH_MAX:
+        return Unresolvable(f"{path[:80]}... is longer than Linux allows a path")
     queue = deque(path.split("/"))
+    steps = 0
     resolved: list[str] = []
     links: list[str] = []
     located = Located(0, None)  # the root
     while queue:
         part = queue.popleft()
+        steps += 1
+        if check is not None and not steps % 256:
+            check()
         if part in ("", "."):
             continue
         if part == "..":

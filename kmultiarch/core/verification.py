@@ -628,7 +628,7 @@ def _find_windows_program(
 def _resolve_file(
     search: _Search, path: str, *, require_exec: bool
 ) -> _Found | NeedLayer | _NotFound | _Unclear:
-    resolved = resolve(search.layers, path, windows=search.windows)
+    resolved = resolve(search.layers, path, windows=search.windows, check=search.check)
     if isinstance(resolved, Pending):
         return resolved
     if isinstance(resolved, Ambiguous):
