@@ -471,6 +471,7 @@ class _LayerRead:
         self.watching = step.path
         self.watching_ordinal = step.ordinal
         self.passing_heads = 0
+        self.budget: Budget | None = None
 
     async def run(self, budget: Budget) -> LayerIndex:
         """Read the whole layer, charging ``budget``; the index, complete, when its bytes
@@ -479,6 +480,7 @@ class _LayerRead:
         assert declared is not None
         import httpx
 
+        self.budget = budget
         digest = _Digest(self.layer.digest)
         stream = TarStream(self._entry)
         expand: Expander | None = None
@@ -531,6 +533,8 @@ class _LayerRead:
         return self.index
 
     def _entry(self, header: TarHeader) -> _ProbeSink | None:
+        if self.budget is not None and not self.index.count % 512:
+            self.budget.check_time()  # between entries too: a chunk may expand to many
         entry = self.index.add(header)
         if entry is None or entry.kind != "file" or not entry.readable:
             return None
