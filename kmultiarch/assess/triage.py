@@ -194,7 +194,7 @@ def triage(
     for failure, chain in zip(failing, chains, strict=True):
         pod = failure.pod
         match = index.find(chain, pod)
-        owner = _owner_name(pod, chain)
+        owner = _owner_name(pod, chain, state)
         pod_outcome = index.pod_outcome(pod)
         template = index.template_facts(match) if match is not None else None
         pod_view = _facts(pod_outcome, None, policy.scheduling) if pod_outcome is not None else None
@@ -304,13 +304,27 @@ def _inferred_owner(reference: OwnerRef, namespace: str, pod: Pod) -> Key | None
     return None
 
 
-def _owner_name(pod: Pod, chain: Sequence[tuple[Key, bool]]) -> ResourceRef:
+def _owner_name(pod: Pod, chain: Sequence[tuple[Key, bool]], state: ClusterState) -> ResourceRef:
     """The highest owner (inferred from a name, when the dump lacks the link), or the pod
     itself when it has none."""
     if not chain:
         return ResourceRef("v1", "Pod", pod.name, pod.namespace)
-    (group, kind, namespace, name), _ = chain[-1]
-    return ResourceRef(f"{group}/v1" if group else "v1", kind, name, namespace)
+    key, _ = chain[-1]
+    _, kind, namespace, name = key
+    return ResourceRef(_api_version_of(key, pod, state), kind, name, namespace)
+
+
+def _api_version_of(key: Key, pod: Pod, state: ClusterState) -> str:
+    """The apiVersion an owner is known by: its object, or a reference to it."""
+    group, kind, _, name = key
+    info = state.objects.get(key)
+    if info is not None:
+        return info.api_version
+    references = [*pod.owners, *(o for info in state.objects.values() for o in info.owners)]
+    for reference in references:
+        if (reference.group, reference.kind, reference.name) == (group, kind, name):
+            return reference.api_version
+    return f"{group}/v1" if group else "v1"  # inferred: apps/v1 and batch/v1 are the kinds
 
 
 def _key_text(key: Key, inferred: bool = False) -> str:

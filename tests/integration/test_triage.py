@@ -167,6 +167,12 @@ def test_without_manifests_the_owner_is_named(shop: Path) -> None:
         "its pods lack what mutate would add: require node affinity kubernetes.io/arch In [amd64]"
     )
     assert "DaemonSet shop/node-agent" in found["DaemonSet node-agent"]["next"]
+    assert found["DaemonSet node-agent"]["workload"] == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": "node-agent",
+        "namespace": "shop",
+    }
     assert all(f["source"] is None for f in found.values())
 
 
