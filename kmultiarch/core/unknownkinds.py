@@ -46,6 +46,7 @@ __all__ = [
     "needs_scan",
     "pod_shaped_fields",
     "schema_fields",
+    "schema_for",
     "suggested_entry",
     "unknown_pod_kind",
 ]

@@ -202,3 +202,23 @@ def test_the_entry_pasted_into_the_policy_gets_the_resource_decided(
         "values": ["amd64"],
     }
     assert result.stdout.startswith("# A comment, and a layout kmultiarch must keep")
+
+
+def test_the_krm_function_gives_a_warning_result_and_the_items_unchanged(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    items = list(yaml.safe_load_all(RESOURCE))
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+        "functionConfig": yaml.safe_load(_policy(tmp_path / "fn-policy.yaml").read_text()),
+    }
+    result = run_kmultiarch(["fn"], env=env, stdin=yaml.safe_dump(resource_list, sort_keys=False))
+    assert result.returncode == 0, result.stderr
+    output = yaml.safe_load(result.stdout)
+    assert output["items"] == items
+    (warning,) = [r for r in output["results"] if "kind kmultiarch does not know" in r["message"]]
+    assert warning["severity"] == "warning"
+    assert warning["resourceRef"]["kind"] == "Database"
+    assert warning["field"]["path"] == "spec.imageName"
