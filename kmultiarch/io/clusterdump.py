@@ -105,6 +105,8 @@ def read_cluster(
                         "keep (failing pods, their events and owners, nodes); raise "
                         "--max-objects, or dump fewer namespaces or kinds"
                     )
+        except OSError as exc:
+            raise ClusterDumpError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
         finally:
             if name != STDIN:
                 stream.close()
@@ -186,6 +188,15 @@ def _item_type(fields: Mapping[str, object]) -> tuple[str, str] | None:
     if typed and isinstance(kind, str) and isinstance(api_version, str):
         return api_version, kind.removesuffix("List")
     return None
+
+
+def _check_list(fields: Mapping[str, object], has_items: bool, at: str, where: str) -> None:
+    """A List whose ``items`` is not a list is refused (a list-less List says nothing)."""
+    kind, items = fields.get("kind"), fields.get("items")
+    if not has_items and isinstance(kind, str) and kind.endswith("List") and items is not None:
+        raise ClusterDumpError(
+            f"{at}: {where} is a {kind} whose items are {_type_name(items)}, not a list"
+        )
 
 
 def _checked_item(
@@ -372,6 +383,7 @@ class _JsonItems:
                     break
         where = "the object" if document == 1 else f"object {document}"
         kind = fields.get("kind")
+        _check_list(fields, has_items, f"{self._name}:{start}", where)
         if has_items:
             if not isinstance(kind, str) or not kind.endswith("List"):
                 raise ClusterDumpError(
@@ -486,6 +498,8 @@ class _YamlBuilder:
                 fields[key] = self._build(2)
         loader.get_event()
         kind = fields.get("kind")
+        mark = getattr(start, "start_mark", None)
+        _check_list(fields, has_items, f"{self._name}:{mark.line + 1 if mark else 1}", where)
         if has_items:
             if not isinstance(kind, str) or not kind.endswith("List"):
                 raise self._error(

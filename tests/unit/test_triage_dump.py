@@ -95,6 +95,8 @@ HOSTILE = [
     (b"apiVersion: v1\nitems: [\n", "not JSON or YAML"),
     (b"apiVersion: v1\nkind: List\nitems:\n- 3\n", "item 1 of items is a number"),
     (b"? [a]\n: 1\n", "a key that is not a string"),
+    (b'{"apiVersion":"v1","kind":"List","items":{}}', "a List whose items are an object"),
+    (b"apiVersion: v1\nkind: List\nitems: 3\n", "dump.json:1: the document is a List whose"),
 ]
 
 
@@ -303,3 +305,16 @@ def test_the_api_servers_typed_list_gives_its_items_their_type() -> None:
     assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
     (item,) = items(yaml.safe_dump(raw, sort_keys=False).encode())
     assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
+
+
+class Failing(io.RawIOBase):
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        raise OSError(5, "Input/output error")
+
+
+def test_a_read_error_is_said_with_the_file() -> None:
+    with pytest.raises(ClusterDumpError, match=r"<stdin>: cannot read: Input/output error"):
+        read_cluster(["-"], stdin=Failing())  # type: ignore[arg-type]
