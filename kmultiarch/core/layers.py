@@ -554,6 +554,13 @@ class LayerIndex:
         if header.kind == "hardlink":
             link, data = self._link_target(path, header.link)
             if data >= 0:
+                if (self.modes.get(data, mode) ^ mode) & 0o111:
+                    # containerd chmods the shared file to the link's mode (lchmod after
+                    # link); Docker's and containers/storage's handleLChmod only when
+                    # os.Lstat(hdr.Linkname) succeeds, relative to their working directory.
+                    self._ambiguous(
+                        key, f"/{path} is a hard link whose execute bits differ from its file's"
+                    )
                 self.modes[data] = mode
         elif header.kind == "file":
             self.modes[ordinal] = mode

@@ -133,13 +133,21 @@ def test_an_entry_replacing_a_directory_deletes_what_the_layer_put_under_it() ->
 
 def test_a_hard_link_keeps_the_file_its_target_named_then_and_gives_it_its_mode() -> None:
     layer = built(
-        file("bin/real", 0o644),
+        file("bin/real", 0o711),
         TarHeader("bin/app", "hardlink", 0o755, 0, "bin/real"),
         file("bin/real", 0o755),  # a new file at the target's path: the link keeps the old
     )
     app, real = layer.entries["bin/app"], layer.entries["bin/real"]
     assert app.data == 0 and real.data == 2
     assert layer.mode_of(app) == 0o755  # lchmod after link: the shared file's mode
+    assert not layer.ambiguous
+
+
+def test_a_hard_link_giving_its_file_execute_bits_is_ambiguous() -> None:
+    # containerd applies the link's mode to the file; Docker's and containers/storage's
+    # unpackers, as a rule, do not.
+    layer = built(file("bin/real", 0o644), TarHeader("bin/app", "hardlink", 0o755, 0, "bin/real"))
+    assert isinstance(resolve([layer], "/bin/app"), Ambiguous)
 
 
 @pytest.mark.parametrize(
