@@ -1,0 +1,133 @@
+"""docs/operators.md's catalogue table and its sources are the catalogue's (issue 29, item 6):
+rendered from :data:`kmultiarch.core.operators.CATALOGUE`, so the docs cannot drift from the
+data. ``python3 tests/unit/test_operators_docs.py`` prints them to paste."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kmultiarch.core.operators import CATALOGUE, ImageSource, OperatorKind, Placement
+from kmultiarch.errors import format_field_path
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
+
+
+def _pointer(tokens: tuple[str, ...]) -> str:
+    return "/" + "/".join(token.replace("~", "~0").replace("/", "~1") for token in tokens)
+
+
+def _condition_text(conditions: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]) -> str:
+    return " and ".join(
+        f"{_pointer(pointer)} {'in ' + ', '.join(values) if values else 'set'}"
+        for pointer, values in conditions
+    )
+
+
+def _placed_by(placement: Placement) -> str:
+    text = _pointer(placement.path)
+    notes = []
+    if placement.pod_spec:
+        notes.append("pod spec")
+    if placement.shape == "node-affinity":
+        notes.append("bare nodeAffinity")
+    if placement.versions:
+        notes.append(", ".join(placement.versions) + " only")
+    if placement.when:
+        notes.append("when " + _condition_text(placement.when))
+    if placement.unless:
+        notes.append("unless " + _condition_text(placement.unless))
+    if notes:
+        text += f" ({'; '.join(notes)})"
+    if placement.creates:
+        text += f", creates {placement.creates}"
+    return f"`{text}`"
+
+
+def _source_text(source: ImageSource) -> str:
+    parts = [_pointer(pointer) for pointer in source.alternatives] + list(source.templates)
+    text = ", ".join(parts)
+    if source.required or source.templates:
+        text = f"[{text}]"
+    if source.related is not None:
+        text += f" of the {source.related[1]} its {source.related[2]} label names"
+    if source.when:
+        text += " when " + _condition_text(source.when)
+    return f"`{text}`"
+
+
+def _images(placement: Placement) -> list[str]:
+    found = [_source_text(source) for source in placement.images]
+    if placement.pod_spec:
+        found.append("the pod spec's containers")
+    return found
+
+
+def _merge(placement: Placement) -> str:
+    if placement.inherits is None:
+        return ""
+    fields = ", ".join(f"{name}: {merge}" for name, merge in placement.inherits.fields)
+    return f"over `{_pointer(placement.inherits.path)}`: {fields}"
+
+
+def render_table(entries: tuple[OperatorKind, ...] = CATALOGUE) -> str:
+    """One row per placement of each entry (its kind on the first)."""
+    rows = [
+        "| group / kind | placed by (created when missing: the last tokens counted) | images | "
+        "merged over (per field: replace, merge-by-key, append, by-position) | what the operator "
+        "adds / defaults |",
+        "|---|---|---|---|---|",
+    ]
+    for entry in entries:
+        for position, placement in enumerate(entry.placements):
+            kind = f"`{entry.group}` {entry.kind}" if position == 0 else "〃"
+            defaults = ", ".join(f"`{image}`" for image in entry.default_images)
+            adds = entry.adds if position == 0 else ""
+            if defaults and position == 0:
+                adds = f"{adds}; default: {defaults}" if adds else f"default: {defaults}"
+            rows.append(
+                f"| {kind} | {_placed_by(placement)} | {', '.join(_images(placement))} | "
+                f"{_merge(placement)} | {adds} |"
+            )
+    return "\n".join(rows)
+
+
+def render_sources(entries: tuple[OperatorKind, ...] = CATALOGUE) -> str:
+    """Each entry's CRD fields, and each placement's source in the operator's code."""
+    lines = []
+    for entry in entries:
+        lines.append(f"- **{entry.kind}** (`{entry.group}`): {entry.cites}")
+        seen: set[str] = set()
+        for placement in entry.placements:
+            if placement.cites and placement.cites not in seen:
+                seen.add(placement.cites)
+                lines.append(f"  - `{format_field_path(placement.path)}`: {placement.cites}")
+    return "\n".join(lines)
+
+
+def test_docs_operators_md_shows_the_catalogue_as_it_is() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert render_table() in text
+    assert render_sources() in text
+
+
+def test_every_merge_rule_and_computed_image_cites_the_operators_code() -> None:
+    missing = [
+        (entry.kind, placement.path)
+        for entry in CATALOGUE
+        for placement in entry.placements
+        if (
+            placement.inherits is not None
+            or placement.versions
+            or placement.when
+            or placement.unless
+            or any(source.templates for source in placement.images)
+        )
+        and "/" not in placement.cites  # a repository, a file
+    ]
+    assert missing == []
+
+
+if __name__ == "__main__":
+    print(render_table())
+    print()
+    print(render_sources())
