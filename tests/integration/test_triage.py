@@ -493,3 +493,17 @@ def test_pods_failing_alike_are_one_failure(shop: Path) -> None:
     text = triage(shop, "deploy/", "--cluster", "three.json").stdout
     assert "    alike:    shop/node-agent-b2c4d, shop/node-agent-q9z8w" in text.splitlines()
     assert "5 architecture failures (7 pods) in 5 workloads" in text
+
+
+def test_a_failing_pod_with_scheduling_fields_of_the_wrong_shape_is_no_crash(shop: Path) -> None:
+    """The pod's own fields go to the engine (what mutate would add to it): a hostile dump's
+    tolerations or affinity of any shape are judged, or said, never a crash (exit 3)."""
+    dump = json.loads((shop / "cluster.json").read_text())
+    agent = next(i for i in dump["items"] if i["metadata"]["name"] == "node-agent-7xk2p")
+    for tolerations, affinity in (("all", [1]), ([{"key": 7}], {"nodeAffinity": "x"})):
+        agent["spec"]["tolerations"] = tolerations
+        agent["spec"]["affinity"] = affinity
+        (shop / "odd.json").write_text(json.dumps(dump))
+        result = triage(shop, "--cluster", "odd.json")
+        assert result.returncode in (1, 2), result.stderr
+        assert "unexpected error" not in result.stderr

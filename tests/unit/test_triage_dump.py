@@ -4,6 +4,7 @@ every hostile input answered with a ClusterDumpError naming the file, never a cr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import json
@@ -14,7 +15,10 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from kmultiarch.core.triage import failures
 from kmultiarch.io.clusterdump import (
     ClusterDumpError,
     DumpLimits,
@@ -318,3 +322,144 @@ class Failing(io.RawIOBase):
 def test_a_read_error_is_said_with_the_file() -> None:
     with pytest.raises(ClusterDumpError, match=r"<stdin>: cannot read: Input/output error"):
         read_cluster(["-"], stdin=Failing())  # type: ignore[arg-type]
+
+
+# --- anything at all: an error or objects, never a crash -----------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "apiVersion",
+                    "kind",
+                    "metadata",
+                    "spec",
+                    "status",
+                    "items",
+                    "name",
+                    "containers",
+                    "image",
+                    "ownerReferences",
+                    "containerStatuses",
+                    "state",
+                    "waiting",
+                    "message",
+                    "taints",
+                    "involvedObject",
+                    "regarding",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+KINDS = st.sampled_from(["Pod", "Event", "Node", "ReplicaSet", "List", "PodList", "Widget"])
+
+
+def _read(data: bytes) -> None:
+    """Read, then look for failures in what was kept: an error or a result, no crash."""
+    with contextlib.suppress(ClusterDumpError):
+        state = read_cluster(["-"], stdin=io.BytesIO(data))
+        for failure in failures(state):
+            failure.pod.as_object()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=200))
+def test_any_bytes_are_read_or_refused(data: bytes) -> None:
+    _read(data)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON_VALUES)
+def test_any_json_is_read_or_refused(value: object) -> None:
+    _read(json.dumps(value).encode())
+    _read(yaml.safe_dump(value).encode())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"apiVersion": st.sampled_from(["v1", "apps/v1", "events.k8s.io/v1"]), "kind": KINDS},
+            optional={
+                "metadata": JSON_VALUES,
+                "spec": JSON_VALUES,
+                "status": JSON_VALUES,
+                "items": JSON_VALUES,
+                "reason": JSON_VALUES,
+                "message": JSON_VALUES,
+                "note": JSON_VALUES,
+                "regarding": JSON_VALUES,
+                "involvedObject": JSON_VALUES,
+            },
+        ),
+        max_size=4,
+    )
+)
+def test_objects_of_any_shape_are_kept_or_refused(objects: list[dict[str, object]]) -> None:
+    _read(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}).encode())
+
+
+SCHEDULER_PHRASES = st.sampled_from(
+    [
+        "0/2 nodes are available: 2 node(s) had untolerated taint {kubernetes.io/arch: arm64}.",
+        "0/2 nodes are available: 2 node(s) had untolerated taint(s).",
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+        "pod didn't trigger scale-up: 1 node(s) didn't match Pod's node affinity/selector",
+        "exec /app: exec format error",
+        "no match for platform in manifest: not found",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    JSON_VALUES,
+    JSON_VALUES,
+    JSON_VALUES,
+    JSON_VALUES,
+    SCHEDULER_PHRASES,
+    st.sampled_from(["FailedScheduling", "NotTriggerScaleUp", "Failed", "ExecFormatError"]),
+)
+def test_failing_pods_with_scheduling_fields_of_any_shape(
+    selector: object,
+    affinity: object,
+    tolerations: object,
+    taints: object,
+    message: str,
+    reason: str,
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "n", "uid": "u"},
+        "spec": {
+            "containers": [{"name": "c", "image": "registry.example/c:1"}],
+            "nodeSelector": selector,
+            "affinity": affinity,
+            "tolerations": tolerations,
+        },
+        "status": {"phase": "Pending"},
+    }
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e", "namespace": "n"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "n", "uid": "u"},
+        "reason": reason,
+        "message": message,
+    }
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/arch": "arm64"}},
+        "spec": {"taints": taints if isinstance(taints, list) else []},
+    }
+    _read(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, event, node]}).encode())
