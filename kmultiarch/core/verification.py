@@ -250,10 +250,23 @@ class LayerRef:
     media_type: str
     size: int
     urls: tuple[str, ...] = ()
+    #: The annotation naming a table of contents a runtime may build the layer from instead
+    #: of its tar stream (eStargz, zstd:chunked), if any.
+    lazy: str = ""
 
     @property
     def foreign(self) -> bool:
         return "foreign" in self.media_type or "nondistributable" in self.media_type
+
+
+#: Layer annotations of formats a runtime may pull lazily, building the files from a table of
+#: contents rather than from the tar stream (containerd's stargz snapshotter; CRI-O's partial
+#: pulls of zstd:chunked and eStargz in containers/storage).
+LAZY_LAYER_ANNOTATIONS = (
+    "containerd.io/snapshot/stargz/toc.digest",
+    "io.github.containers.zstd-chunked.manifest-checksum",
+    "io.github.containers.zstd-chunked.manifest-position",
+)
 
 
 def parse_layers(body: bytes) -> tuple[LayerRef, ...]:
@@ -271,12 +284,17 @@ def parse_layers(body: bytes) -> tuple[LayerRef, ...]:
         except AnswerError as exc:
             raise ValueError(f"layer {position}: {exc}") from exc
         media_type, size, urls = layer.get("mediaType"), layer.get("size"), layer.get("urls")
+        annotations = layer.get("annotations")
+        lazy = ""
+        if isinstance(annotations, Mapping):
+            lazy = next((key for key in LAZY_LAYER_ANNOTATIONS if key in annotations), "")
         found.append(
             LayerRef(
                 digest,
                 media_type if isinstance(media_type, str) else "",
                 size if isinstance(size, int) and not isinstance(size, bool) else -1,
                 tuple(u for u in urls if isinstance(u, str)) if isinstance(urls, list) else (),
+                lazy,
             )
         )
     return tuple(found)

@@ -399,7 +399,7 @@ class _Run:
             budget.check_time()
             step = step_now()
             if isinstance(step, PlatformVerification):
-                return step
+                return self._lazily_pulled(step, layers, windows)
             reads[step.layer, step.path, step.ordinal] += 1
             if reads[step.layer, step.path, step.ordinal] > 2:
                 return _unverified(
@@ -421,6 +421,30 @@ class _Run:
                 previous = self.layers.get(key)
                 read = _LayerRead(self, endpoint, reference, layer, windows, step, previous)
                 self.layers[key] = await read.run(budget)
+
+    def _lazily_pulled(
+        self, verdict: PlatformVerification, layers: Sequence[LayerRef], windows: bool
+    ) -> PlatformVerification:
+        """A verdict from a layer a runtime may build from its table of contents (eStargz,
+        zstd:chunked) rather than the tar stream read here: never verified (nor mismatch)."""
+        if verdict.status == "unverified":
+            return verdict
+        for layer in layers:
+            index = self.layers.get((layer.digest, windows))
+            if layer.lazy and index is not None and index.complete:
+                return PlatformVerification(
+                    verdict.platform,
+                    verdict.digest,
+                    "unverified",
+                    verdict.file,
+                    verdict.machine,
+                    f"layer {layer.digest[:19]} may be pulled lazily ({layer.lazy}): the "
+                    "runtime then builds its files from its table of contents, not from the "
+                    "tar stream read",
+                    "ambiguous",
+                    verdict.via,
+                )
+        return verdict
 
     def _index(self, layer: LayerRef, windows: bool) -> LayerIndex:
         return self.layers.get((layer.digest, windows)) or LayerIndex(layer.digest, windows=windows)

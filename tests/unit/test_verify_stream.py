@@ -403,3 +403,29 @@ def test_a_layer_whose_bytes_are_not_its_digests_is_never_verified_nor_cached(
     assert not any("@" in key for key in list(cache.backend.keys()))
     registry.blobs[truth.blob.digest] = truth.blob.data  # the registry itself, next run
     assert only(run(registry, [resolution(registry, "app", digest)], cache))[0] == "mismatch"
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "containerd.io/snapshot/stargz/toc.digest",
+        "io.github.containers.zstd-chunked.manifest-checksum",
+    ],
+)
+def test_a_layer_a_runtime_may_pull_lazily_is_never_the_source_of_a_verdict(
+    annotation: str,
+) -> None:
+    """eStargz and zstd:chunked layers: the stargz snapshotter and CRI-O's partial pulls
+    build the files from the table of contents, which may differ from the tar stream."""
+    import dataclasses
+    import json
+
+    registry = Registry()
+    plain = single([layer(File("app/server", ARM_BINARY))])
+    document = json.loads(plain.data)
+    document["layers"][0]["annotations"] = {annotation: "sha256:" + "1" * 64}
+    lazy = dataclasses.replace(plain, data=json.dumps(document).encode())
+    digest = registry.push("app", "1.0", lazy)
+    status, code, reason = only(run(registry, [resolution(registry, "app", digest)]))
+    assert (status, code) == ("unverified", "ambiguous")
+    assert annotation in reason
