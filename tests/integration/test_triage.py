@@ -507,3 +507,12 @@ def test_a_failing_pod_with_scheduling_fields_of_the_wrong_shape_is_no_crash(sho
         result = triage(shop, "--cluster", "odd.json")
         assert result.returncode in (1, 2), result.stderr
         assert "unexpected error" not in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl builds the objects")
+def test_the_fixture_dumps_are_what_build_py_makes_with_kubectl() -> None:
+    """cluster.json and events.json are build.py's output with this kubectl: the objects are
+    kubectl's, not hand-written."""
+    cluster, events = load_build().build()
+    assert json.loads((SHOP / "cluster.json").read_text()) == cluster
+    assert json.loads((SHOP / "events.json").read_text()) == events
