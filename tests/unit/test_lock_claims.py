@@ -56,7 +56,7 @@ INDEXES = st.lists(
 )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(listed=INDEXES, data=st.data())
 def test_the_lock_keeps_one_verdict_per_platform_claim_and_reads_back_what_it_writes(
     listed: list[IndexChild], data: st.DataObject
