@@ -30,6 +30,7 @@ from kmultiarch.core.findings import (
     MALFORMED_FIELD,
     NEEDS_SCHEDULING,
     PLATFORM_MISMATCH,
+    PLATFORM_PINNED_DIGEST,
     POLICY_DRIFT,
     UNKNOWN_POD_KIND,
     UNRESOLVED_IMAGE,
@@ -971,6 +972,7 @@ def _findings_for(
             )
     if pod.status not in ("excluded", "skipped"):
         findings.extend(_mismatch_findings(pod, mismatch, base))
+        findings.extend(_pin_findings(pod, conflicts, base))
     if pod.plan is None:
         return findings
     if pod.status in ("needs-change", "ok"):
@@ -1077,6 +1079,50 @@ class Locator:
             else:
                 break
         return int(self.start_line + line)
+
+
+def _pin_findings(pod: PodOutcome, severity: Severity, base: Mapping[str, Any]) -> list[Finding]:
+    """``platform-pinned-digest``: ``NAME:TAG@DIGEST`` whose digest is one platform's manifest
+    of the index the tag names (every node pulls that platform: the decision used it, as the
+    pin is real until fixed), with the index digest to pin instead (``suggestion``: the
+    reference repinned, which ``fix --repin`` writes); a warning when the tag moved."""
+    findings: list[Finding] = []
+    for image in pod.images:
+        pin = image.resolution.pin if image.resolution is not None else None
+        if pin is None or image.reference is None or image.reference.digest is None:
+            continue
+        written = image.container.image
+        pinned = image.reference.digest
+        if pin.moved:
+            findings.append(
+                Finding(
+                    PLATFORM_PINNED_DIGEST,
+                    "warning",
+                    f"image {written!r} of container {image.container.name!r}: tag "
+                    f"{pin.tag} names {pin.index_digest} now, whose index does not list "
+                    f"{pinned} (the tag moved): check which image you mean to run; not repinned",
+                    path=image.container.image_path,
+                    image=written,
+                    **base,
+                )
+            )
+            continue
+        platform = str(pin.platform) if pin.platform is not None else "one platform"
+        repinned = written.replace(pinned, pin.index_digest)
+        findings.append(
+            Finding(
+                PLATFORM_PINNED_DIGEST,
+                severity,
+                f"image {written!r} of container {image.container.name!r} pins the {platform} "
+                f"manifest of the index tag {pin.tag} names: every node pulls {platform}; pin "
+                f"the index {pin.index_digest} instead (`kmultiarch fix --repin` rewrites it)",
+                path=image.container.image_path,
+                image=written,
+                suggestion=repinned,
+                **base,
+            )
+        )
+    return findings
 
 
 def _mismatch_findings(

@@ -447,17 +447,24 @@ def triage(
 @cli.command()
 @click.argument("files", nargs=-1, required=True)
 @_SKIP_NON_MANIFESTS
+@click.option(
+    "--repin",
+    is_flag=True,
+    help="Also rewrite an image pinned to one platform's manifest of its tag's index "
+    "(NAME:TAG@DIGEST, check's platform-pinned-digest) to the index digest, changing nothing "
+    "else on the line.",
+)
 @verify_option
 @lock_options
 @resolver_options
-def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool) -> int:
+def fix(options: RunOptions, files: tuple[str, ...], skip_non_manifests: bool, repin: bool) -> int:
     """Rewrite FILES (or the manifests in directories) in place, atomically; exit 1 when any
     file changed, listing them (a pre-commit fixer)."""
     from kmultiarch.cli.commands.fix import fix_files
 
     if "-" in files:
         raise click.UsageError("fix rewrites files: give file or directory paths, not stdin")
-    return fix_files(options, list(files), skip_non_manifests)
+    return fix_files(options, list(files), skip_non_manifests, repin=repin)
 
 
 @cli.command()

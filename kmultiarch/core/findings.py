@@ -75,6 +75,7 @@ PLATFORM_MISMATCH = "platform-mismatch"
 UNVERIFIED_IMAGE = "unverified-image"
 FALLBACK_PLATFORMS = "fallback-platforms"
 PINNED_POD = "pinned-pod"
+PLATFORM_PINNED_DIGEST = "platform-pinned-digest"
 POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
@@ -128,6 +129,15 @@ RULES: dict[str, Rule] = {
             "A pod names its node (spec.nodeName) and does not run on every platform",
             "spec.nodeName bypasses the scheduler, so kmultiarch adds no toleration or affinity: "
             "make sure the node is of a platform the pod's images run on, or drop nodeName.",
+        ),
+        Rule(
+            PLATFORM_PINNED_DIGEST,
+            "PlatformPinnedDigest",
+            "An image is pinned to the digest of one platform's manifest of its tag's index: "
+            "every node pulls that platform",
+            "Pin the index instead: `kmultiarch fix --repin FILE` rewrites the digest to the "
+            "index digest the message names, changing nothing else on the line. When the tag "
+            "moved (the digest is in its index no more), check which image you mean to run.",
         ),
         Rule(
             IMAGE_CHOSEN_BY_OPERATOR,

@@ -19,6 +19,19 @@ ResolutionSource = Literal["registry", "cache", "override", "lock"]
 
 
 @dataclass(frozen=True)
+class DigestPin:
+    """What the tag of a ``NAME:TAG@DIGEST`` reference names now, when the digest is not it:
+    the tag's index (``index_digest``) and, when the pinned digest is one of its platform
+    manifests, that platform (every node pulls it); ``moved``: the digest is not in the tag's
+    index any more (the tag was pushed again)."""
+
+    tag: str
+    index_digest: str
+    platform: Platform | None = None
+    moved: bool = False
+
+
+@dataclass(frozen=True)
 class Resolution:
     """What is known of one image: its platforms, or why they could not be resolved."""
 
@@ -32,6 +45,8 @@ class Resolution:
     #: (``spec.verify``); None when not checked. Under ``enforce`` the mismatched platforms
     #: are already left out of ``platforms``.
     verification: ImageVerification | None = None
+    #: For ``NAME:TAG@DIGEST`` whose digest is not the tag's index: what the tag names.
+    pin: DigestPin | None = None
 
     @property
     def ok(self) -> bool:

@@ -141,9 +141,24 @@ class Session:
         finally:
             if shown is not None:
                 shown.finish()
+        resolved = self._with_pins(resolved)
         if self.config.policy.resolution.verify.mode == "off":
             return resolved
         return self._verified(resolved)
+
+    def _with_pins(self, resolved: dict[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
+        """References pinned as ``NAME:TAG@DIGEST``: what the tag names now, when the digest is
+        not it (a platform manifest of its index, or a tag that moved); offline, nothing."""
+        from kmultiarch.resolve.pins import pinned
+
+        if self.config.offline or not pinned(resolved.values()):
+            return resolved
+        import asyncio
+
+        from kmultiarch.resolve.pins import tag_pins, with_pins
+
+        pins = asyncio.run(tag_pins(self.resolver.client_factory(), resolved.values()))
+        return with_pins(resolved, pins) if pins else resolved
 
     def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
         """``spec.verify``: every resolved image with the verdict on the program each of its

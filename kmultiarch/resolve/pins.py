@@ -1,0 +1,99 @@
+"""Digests pinned to one platform's manifest (issue 30, item 5).
+
+``app:1.4@sha256:D`` where ``D`` is a platform manifest listed in the index tag ``1.4`` names is
+the most common multi-arch mistake of GitOps repositories (tektoncd/operator #3611,
+envoyproxy/ratelimit #1131; Renovate keeps such a pin as it is, renovatebot/renovate #16554):
+every node pulls that one platform. For each reference pinned with both a tag and a digest,
+the tag's manifest is asked for once (a GET by tag, its body checked against the digest it is
+served under) and its index entries read; the answer says which platform the pin fixes, or
+that the tag moved (the digest is in its index no more).
+
+The answer is not cached yet: a run asks once per pinned tag (only references carrying both a
+tag and a digest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+
+from kmultiarch.core.oci import compute_digest, parse_manifest
+from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.resolution import DigestPin, Resolution
+from kmultiarch.errors import KmultiarchError
+from kmultiarch.registry.client import RegistryClient
+
+
+def pinned(resolutions: Iterable[Resolution]) -> list[Resolution]:
+    """The answers worth asking the tag about: resolved, from a registry, the cache or the
+    lock, for a reference with a tag and a digest."""
+    return [
+        resolution
+        for resolution in resolutions
+        if resolution.ok
+        and resolution.source != "override"
+        and resolution.reference.tag is not None
+        and resolution.reference.digest is not None
+    ]
+
+
+async def tag_pins(
+    client: RegistryClient, resolutions: Iterable[Resolution]
+) -> dict[ImageRef, DigestPin]:
+    """For each pinned reference whose digest is not its tag's: what the tag names now (a
+    registry that cannot answer says nothing: the pin is not reported)."""
+    wanted = pinned(resolutions)
+    if not wanted:
+        return {}
+    client.plan((r.reference.registry, r.reference.repository) for r in wanted)
+
+    async def one(resolution: Resolution) -> tuple[ImageRef, DigestPin | None]:
+        reference = resolution.reference
+        try:
+            return reference, await _pin(client, reference)
+        except KmultiarchError:
+            return reference, None
+
+    async with client:
+        answers = await asyncio.gather(*(one(resolution) for resolution in wanted))
+    return {reference: pin for reference, pin in answers if pin is not None}
+
+
+async def _pin(client: RegistryClient, reference: ImageRef) -> DigestPin | None:
+    assert reference.tag is not None and reference.digest is not None
+    source = f"{reference.name}:{reference.tag}"
+    fetched = None
+    failure: KmultiarchError | None = None
+    for endpoint in client.endpoints(reference.registry):  # mirrors first, as containerd
+        try:
+            fetched = await client.get_manifest(
+                endpoint, reference.repository, reference.tag, source=source
+            )
+            break
+        except KmultiarchError as exc:
+            failure = exc
+    if fetched is None:
+        assert failure is not None
+        raise failure
+    algorithm = reference.digest.partition(":")[0]
+    digest = compute_digest(fetched.body, algorithm)
+    if digest == reference.digest:
+        return None  # the pin is the tag's own manifest or index
+    manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
+    if manifest.kind != "index":
+        return DigestPin(reference.tag, digest, moved=True)
+    children = {entry.digest: entry.platform for entry in manifest.entries}
+    if reference.digest not in children:
+        return DigestPin(reference.tag, digest, moved=True)
+    return DigestPin(reference.tag, digest, children[reference.digest])
+
+
+def with_pins(
+    resolutions: Mapping[ImageRef, Resolution], pins: Mapping[ImageRef, DigestPin]
+) -> dict[ImageRef, Resolution]:
+    from dataclasses import replace
+
+    return {
+        reference: (replace(resolution, pin=pins[reference]) if reference in pins else resolution)
+        for reference, resolution in resolutions.items()
+    }

@@ -1,0 +1,118 @@
+"""Digests pinned to one platform's manifest (issue 30, item 5), against the real registry:
+``NAME:TAG@sha256:D`` where D is the amd64 manifest of the multi-arch index the tag names is a
+``platform-pinned-digest`` error in ``check`` (every output format), naming the pinned
+platform, the index digest and ``kmultiarch fix --repin``; the decision still uses what D runs
+on; ``fix --repin`` rewrites the digest to the index digest and nothing else on the line, then
+decides on the image it becomes; a tag that moved is a warning and is not rewritten. Before,
+kmultiarch resolved the child and quietly narrowed the pod to amd64."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from support import SeededRegistry
+from support.cli import clean_env, run_kmultiarch
+from support.manifests import TEST_HOST, deployment, write_policy
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path)
+
+
+def _children(registry: SeededRegistry, key: str) -> dict[str, str]:
+    """platform -> the digest of its manifest in the index of catalogue image ``key``."""
+    index = json.loads(registry.images[key].manifest.data)
+    return {
+        f"{entry['platform']['os']}/{entry['platform']['architecture']}": entry["digest"]
+        for entry in index["manifests"]
+        if entry.get("platform", {}).get("os") not in (None, "unknown")
+    }
+
+
+def _pinned(registry: SeededRegistry, key: str, digest: str) -> str:
+    seeded = registry.images[key]
+    return f"{TEST_HOST}/{seeded.repository}:{seeded.tag}@{digest}"
+
+
+def test_a_pin_to_a_platform_manifest_is_reported_and_repinned(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    index = registry.images["multiarch-oci"].digest
+    pinned = _pinned(registry, "multiarch-oci", child)
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [pinned]))
+    original = manifest.read_text()
+
+    checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert checked.returncode == 1
+    text = checked.stdout + checked.stderr
+    assert "[platform-pinned-digest]" in text
+    assert "pins the linux/amd64 manifest of the index tag" in text
+    assert f"pin the index {index} instead" in text
+    assert "kmultiarch fix --repin" in text
+    for output in ("json", "sarif", "github", "gitlab", "markdown"):
+        formatted = run_kmultiarch(
+            ["check", "-o", output, "--config", str(config), str(manifest)], env=env
+        )
+        assert formatted.returncode == 1, output
+        assert "platform-pinned-digest" in formatted.stdout, output
+        assert index in formatted.stdout, output
+
+    # the pin is real until fixed: the pod is decided on what the child runs on
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    spec = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]
+    assert spec["affinity"]["nodeAffinity"][REQUIRED]["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}
+    ]
+    assert (
+        "platform-pinned-digest" not in mutated.stderr or "pins the linux/amd64" in mutated.stderr
+    )
+
+    fixed = run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
+    assert fixed.returncode == 1, fixed.stderr
+    assert "repinned 1 image to its index" in fixed.stdout
+    after = manifest.read_text()
+    repinned = pinned.replace(child, index)
+    before_lines, after_lines = original.splitlines(), after.splitlines()
+    changed = [(b, a) for b, a in zip(before_lines, after_lines, strict=False) if b != a]
+    assert changed == [(f"        image: {pinned}", f"        image: {repinned}")]
+    # decided on the index: multi-arch, so the toleration only
+    pod = yaml.safe_load(after)["spec"]["template"]["spec"]
+    assert "affinity" not in pod
+    assert pod["tolerations"][0]["value"] == "arm64"
+    again = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_tag_that_moved_is_a_warning_and_is_not_rewritten(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    # tag latest of a two-tag repository, pinned to the digest tag 1.0 names (a single amd64
+    # manifest): not in latest's index, as when a tag is pushed again
+    seeded = registry.images["two-tags-latest"]
+    other = registry.images["two-tags-1.0"].digest
+    pinned = f"{TEST_HOST}/{seeded.repository}:{seeded.tag}@{other}"
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [pinned]))
+    checked = run_kmultiarch(
+        ["check", "-o", "json", "--config", str(config), str(manifest)], env=env
+    )
+    problems = [
+        p for p in json.loads(checked.stdout)["problems"] if p["rule"] == "platform-pinned-digest"
+    ]
+    assert problems and all(p["level"] == "warning" for p in problems), checked.stdout
+    assert "the tag moved" in problems[0]["message"]
+    before = manifest.read_text()
+    run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
+    assert pinned in manifest.read_text()
+    assert manifest.read_text().count(pinned) == before.count(pinned)
