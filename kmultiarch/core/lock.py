@@ -249,6 +249,7 @@ def _quoted(text: str) -> str:
     if (
         _PLAIN.fullmatch(text)
         and ": " not in text
+        and not text.endswith(":")  # "reason: A:" would be a mapping
         # Not a word or number YAML 1.1 reads as something else (no, on, null, 1.0, 1:20).
         and ("/" in text or (text[0].isalpha() and text.lower() not in _YAML_WORDS))
     ):
