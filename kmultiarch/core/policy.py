@@ -240,6 +240,8 @@ class CacheSettings:
     ca: Path | None = None
     key_file: Path | None = None
     key: str | None = field(default=None, repr=False)
+    #: Seconds a run may wait for the level, all operations together (None: the default).
+    budget: float | None = None
 
 
 @dataclass(frozen=True)

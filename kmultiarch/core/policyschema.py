@@ -198,11 +198,11 @@ def _lock(value: object, where: Where, _read: Policy) -> tuple[Path | None, Imag
 
 
 def _cache(value: object, where: Where, _read: Policy) -> CacheSettings:
-    """``spec.cache``: a shared cache level's URL, CA, and key file or key."""
+    """``spec.cache``: a shared cache level's URL, CA, key file or key, and run budget."""
     cache = value or {}
     if not isinstance(cache, Mapping):
         raise where.error("expected a mapping with url (and ca, keyFile or key)")
-    check_keys(cache, {"url", "ca", "keyFile", "key"}, where)
+    check_keys(cache, {"url", "ca", "keyFile", "key", "budget"}, where)
     url, ca = cache.get("url"), cache.get("ca")
     key_file, key = cache.get("keyFile"), cache.get("key")
     if key_file is not None and (not isinstance(key_file, str) or not key_file):
@@ -221,11 +221,17 @@ def _cache(value: object, where: Where, _read: Policy) -> CacheSettings:
         raise (where / "url").error("expected a redis://, rediss:// or unix:// URL")
     if ca is not None and not isinstance(ca, str):
         raise (where / "ca").error("expected a path to a PEM CA bundle")
+    budget = cache.get("budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0
+    ):
+        raise (where / "budget").error("expected seconds (a number > 0)")
     return CacheSettings(
         url,
         where.file(ca) if ca else None,
         where.file(key_file) if key_file else None,
         key,
+        float(budget) if budget is not None else None,
     )
 
 
@@ -979,7 +985,9 @@ SPEC: tuple[SpecKey, ...] = (
         "key, relative to the policy) or `key` (the key itself, at least 16 characters: it "
         "puts the secret in the policy, so only for a policy kept secret); `--cache-url`, "
         "`--cache-key-file` and `$KMULTIARCH_CACHE_KEY` win, and the policy's key goes with "
-        "the policy's URL only ([cache.md](cache.md))",
+        "the policy's URL only; `budget`: seconds a run may spend waiting for the level, all "
+        "operations together (default 2), after which it goes on without it, with one warning "
+        "([cache.md](cache.md))",
     ),
 )
 #: The names :data:`SPEC` declares: any other key of ``spec`` is refused.

@@ -610,10 +610,13 @@ def open_cache(
     shared_url: str | None = None,
     shared_ca: str | None = None,
     shared_key: CacheKey | None = None,
+    shared_budget: float | None = None,
 ) -> ResolutionCache:
     """The run's cache: the disk (memory with ``enabled=False`` or when the disk cannot be
     used), and the shared level of ``shared_url`` behind it (its entries signed with
-    ``shared_key`` and only signed ones read, when given). The Redis client is imported only
+    ``shared_key`` and only signed ones read, when given; all its operations within
+    ``shared_budget`` seconds, :data:`~kmultiarch.resolve.shared.DEFAULT_BUDGET` when None).
+    The Redis client is imported only
     when a URL is given: a run without one starts as fast as before."""
     backend: CacheBackend
     if not enabled:
@@ -627,9 +630,13 @@ def open_cache(
             backend.warnings.append(str(exc))
     shared = None
     if enabled and shared_url:
-        from kmultiarch.resolve.shared import SharedCacheBackend
+        from kmultiarch.resolve.shared import DEFAULT_BUDGET, SharedCacheBackend
 
         shared = SharedCacheBackend(
-            shared_url, ca=shared_ca, key=shared_key, warnings=backend.warnings
+            shared_url,
+            ca=shared_ca,
+            key=shared_key,
+            warnings=backend.warnings,
+            budget=DEFAULT_BUDGET if shared_budget is None else shared_budget,
         )
     return ResolutionCache(backend, tag_ttl=tag_ttl, shared=shared)

@@ -227,13 +227,16 @@ class RedisClient:
         self._socket: socket.socket | None = None
         self._lock = threading.Lock()
 
-    def run(self, command: Command[A]) -> A:
-        reply: A = self._operation([command])[0]
+    def run(self, command: Command[A], *, timeout: float | None = None) -> A:
+        """The command's reply, within ``timeout`` (the client's when None)."""
+        reply: A = self._operation([command], timeout)[0]
         return reply
 
-    def run_pair(self, first: Command[A], second: Command[B]) -> tuple[A, B]:
+    def run_pair(
+        self, first: Command[A], second: Command[B], *, timeout: float | None = None
+    ) -> tuple[A, B]:
         """Two commands in one round trip (a pipeline, not a transaction)."""
-        replies = self._operation([first, second])
+        replies = self._operation([first, second], timeout)
         return replies[0], replies[1]
 
     def close(self) -> None:
@@ -242,19 +245,23 @@ class RedisClient:
             with contextlib.suppress(OSError):
                 connection.close()
 
-    def _operation(self, commands: Sequence[Command[Any]]) -> list[Any]:
+    def _operation(self, commands: Sequence[Command[Any]], timeout: float | None) -> list[Any]:
         with self._lock:
             reused = self._socket is not None
             try:
-                return self._exchange(commands, retry=reused)
+                return self._exchange(
+                    commands, retry=reused, timeout=self.timeout if timeout is None else timeout
+                )
             except BaseException:
                 self.close()
                 raise
 
-    def _exchange(self, commands: Sequence[Command[Any]], *, retry: bool) -> list[Any]:
+    def _exchange(
+        self, commands: Sequence[Command[Any]], *, retry: bool, timeout: float
+    ) -> list[Any]:
         if self._socket is None:
-            self._socket = self._connect()
-        deadline = time.monotonic() + self.timeout
+            self._socket = self._connect(timeout)
+        deadline = time.monotonic() + timeout
         connection = self._socket
         reader = ReplyReader(lambda: _receive(connection, deadline), self.limits)
         try:
@@ -266,12 +273,12 @@ class RedisClient:
             # The server closed a connection that served before (it restarted): once more, at
             # once, on a new one.
             self.close()
-            return self._exchange(commands, retry=False)
+            return self._exchange(commands, retry=False, timeout=timeout)
         reader.finish()
         return replies
 
-    def _connect(self) -> socket.socket:
-        deadline = time.monotonic() + self.timeout
+    def _connect(self, timeout: float) -> socket.socket:
+        deadline = time.monotonic() + timeout
         connection = self._open_socket(deadline)
         try:
             if self.address.scheme == "rediss":

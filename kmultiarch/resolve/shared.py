@@ -3,13 +3,16 @@ disk cache: what one runner or repo-server learnt, every other one reads.
 
 An accelerator, never a dependency: the URL is checked before anything connects; every
 operation has one short deadline and caps on what it reads (:mod:`kmultiarch.resolve.redis_client`,
-:mod:`kmultiarch.resolve.resp`); a connection the server closed (a restart) is retried once at
-once, and any other failure (a bad URL, server down, slow, full, wrong password, a reply of the
-wrong shape or over a cap) is one warning, after which the level is off for the rest of the
-run. Values are JSON objects only, read back and checked as the disk cache's are; nothing is
-ever unpickled. Keys are namespaced ``kmultiarch:v1:``. Credentials in the URL are never shown.
-With a :class:`~kmultiarch.resolve.signing.CacheKey`, entries are signed when written and only
-entries signed with it are read (:mod:`kmultiarch.resolve.signing`).
+:mod:`kmultiarch.resolve.resp`), and all of a run's operations together one budget
+(:data:`DEFAULT_BUDGET`, ``spec.cache.budget``: a server answering each operation just under
+its deadline would otherwise add that to every lookup); a connection the server closed (a
+restart) is retried once at once, and any other failure (a bad URL, server down, slow, full,
+wrong password, a reply of the wrong shape or over a cap, the budget spent) is one warning,
+after which the level is off for the rest of the run. Values are JSON objects only, read back
+and checked as the disk cache's are; nothing is ever unpickled. Keys are namespaced
+``kmultiarch:v1:``. Credentials in the URL are never shown. With a
+:class:`~kmultiarch.resolve.signing.CacheKey`, entries are signed when written and only entries
+signed with it are read (:mod:`kmultiarch.resolve.signing`).
 
 The client is synchronous: the warm path (:meth:`SharedCacheBackend.get_many`) runs before any
 event loop exists and needs one ``MGET`` per level of a run, and the few calls of the network
@@ -20,7 +23,8 @@ a LAN against the tens of milliseconds of the registry requests they save.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from kmultiarch.resolve import resp
@@ -33,7 +37,15 @@ from kmultiarch.resolve.redis_client import (
 )
 from kmultiarch.resolve.signing import CacheKey, Verdict, seal, unseal
 
-__all__ = ["BATCH", "KEY_PREFIX", "TIMEOUT", "SharedCacheBackend", "shown_url"]
+__all__ = [
+    "BATCH",
+    "DEFAULT_BUDGET",
+    "KEY_PREFIX",
+    "LISTING_BUDGET",
+    "TIMEOUT",
+    "SharedCacheBackend",
+    "shown_url",
+]
 
 KEY_PREFIX = "kmultiarch:v1:"
 _PREFIX = KEY_PREFIX.encode()
@@ -42,6 +54,13 @@ BATCH = 1000
 #: Keys SCAN is asked for per call, and how far a listing goes (a server that answers pages
 #: for ever ends the listing, and the level, at these caps).
 _SCAN_COUNT = 500
+#: Seconds a run may spend waiting for the shared level, all its operations together: a healthy
+#: server on a LAN answers in a millisecond (a run makes a few MGETs, and a SET or two per image
+#: looked up); one answering every operation in 0.4 s would add 13 s to 10 images (issue 28).
+DEFAULT_BUDGET = 2.0
+#: The budget of ``cache info`` and ``cache clear``, which list every key (SCAN, a page a round
+#: trip): a million keys are 2,000 pages, a few seconds; a server paging for ever ends here.
+LISTING_BUDGET = 10.0
 _SCAN_PAGES = 100_000
 _SCAN_KEYS = 1_000_000
 #: What the URL must look like, said when it does not.
@@ -61,8 +80,16 @@ class SharedCacheBackend:
         ca: str | None = None,
         key: CacheKey | None = None,
         warnings: list[str] | None = None,
+        budget: float = DEFAULT_BUDGET,
+        budget_name: str = "spec.cache.budget",
     ) -> None:
         self.shown_url = shown_url(url)
+        self._timeout = timeout
+        self._budget = budget
+        self._budget_name = budget_name
+        #: Seconds spent in operations so far, and what the level was doing (for messages).
+        self.spent = 0.0
+        self._doing = ""
         #: Shared with the local level's list when given: the run's reporter says each once.
         self.warnings: list[str] = [] if warnings is None else warnings
         self._key = key
@@ -89,21 +116,51 @@ class SharedCacheBackend:
 
     def _run(self, command: resp.Command[T]) -> T | None:
         """The command's reply; None when the level is (or now goes) off."""
-        if self._client is None:
-            return None
-        try:
-            return self._client.run(command)
-        except (resp.RespError, OSError) as exc:
-            self._off(exc)
-            return None
+        return self._within_budget(lambda client, timeout: client.run(command, timeout=timeout))
 
-    def _off(self, exc: BaseException) -> None:
+    def _within_budget(self, operation: Callable[[RedisClient, float], T]) -> T | None:
+        """``operation``'s result, given the operation deadline or what is left of the run's
+        budget if less; None when the level is (or now goes) off. The level goes off, with one
+        warning, once the budget is spent."""
+        client = self._client
+        if client is None:
+            return None
+        left = self._budget - self.spent
+        if left <= 0:
+            self._over_budget()
+            return None
+        started = time.monotonic()
+        try:
+            result = operation(client, min(self._timeout, left))
+        except (resp.RespError, OSError) as exc:
+            self.spent += time.monotonic() - started
+            if self.spent >= self._budget - 0.001:
+                self._over_budget()
+            else:
+                self._off(exc)
+            return None
+        self.spent += time.monotonic() - started
+        if self.spent >= self._budget:
+            self._over_budget()
+        return result
+
+    def _over_budget(self) -> None:
+        doing = f" ({self._doing})" if self._doing else ""
+        self._off(
+            None,
+            f"shared cache {self.shown_url} took {self.spent:.1f} s of this run{doing}, its "
+            f"whole budget of {self._budget:g} s ({self._budget_name}); going on without it",
+        )
+
+    def _off(self, exc: BaseException | None, message: str = "") -> None:
         if not self._failed:
             self._failed = True
-            self.warnings.append(
-                f"shared cache {self.shown_url} cannot be used ({type(exc).__name__}"
-                f"{': ' + self._one_line(exc) if str(exc) else ''}); going on without it"
-            )
+            if exc is not None:
+                message = (
+                    f"shared cache {self.shown_url} cannot be used ({type(exc).__name__}"
+                    f"{': ' + self._one_line(exc) if str(exc) else ''}); going on without it"
+                )
+            self.warnings.append(message)
         client, self._client = self._client, None
         if client is not None:
             client.close()
@@ -184,32 +241,33 @@ class SharedCacheBackend:
     ) -> tuple[bool, dict[str, Any] | None]:
         """``SET lock 1 NX PX`` and ``GET key`` in one round trip: whether this process now
         holds the lock (True when the level is off: ask for yourself), and the key's value."""
-        if self._client is None:
-            return True, None
-        try:
-            claimed, raw = self._client.run_pair(
+        replies = self._within_budget(
+            lambda client, timeout: client.run_pair(
                 resp.set_value(
                     _PREFIX + lock.encode(), b"1", milliseconds=milliseconds, only_if_absent=True
                 ),
                 resp.get(_PREFIX + key.encode()),
+                timeout=timeout,
             )
-        except (resp.RespError, OSError) as exc:
-            self._off(exc)
+        )
+        if replies is None:
             return True, None
+        claimed, raw = replies
         return claimed, self._decoded(key, raw)
 
     def peek(self, key: str, lock: str) -> tuple[dict[str, Any] | None, bool]:
         """``GET key`` and ``EXISTS lock`` in one round trip (the lock reads as released when
         the level is off)."""
-        if self._client is None:
-            return None, False
-        try:
-            raw, held = self._client.run_pair(
-                resp.get(_PREFIX + key.encode()), resp.exists(_PREFIX + lock.encode())
+        replies = self._within_budget(
+            lambda client, timeout: client.run_pair(
+                resp.get(_PREFIX + key.encode()),
+                resp.exists(_PREFIX + lock.encode()),
+                timeout=timeout,
             )
-        except (resp.RespError, OSError) as exc:
-            self._off(exc)
+        )
+        if replies is None:
             return None, False
+        raw, held = replies
         return self._decoded(key, raw), held > 0
 
     def delete(self, key: str) -> None:
@@ -243,13 +301,17 @@ class SharedCacheBackend:
     def _raw_keys(self) -> list[bytes]:
         found: dict[bytes, None] = {}
         cursor = b"0"
-        for _ in range(_SCAN_PAGES):
+        for pages in range(_SCAN_PAGES):
+            self._doing = (
+                f"listing its keys: SCAN still paging after {pages} pages, {len(found)} keys"
+            )
             page = self._run(resp.scan(cursor, _PREFIX + b"*", _SCAN_COUNT))
             if page is None:
                 return []
             cursor, keys = page
             found.update(dict.fromkeys(key for key in keys if key.startswith(_PREFIX)))
             if cursor == b"0":
+                self._doing = ""
                 return list(found)
             if len(found) > _SCAN_KEYS:
                 break

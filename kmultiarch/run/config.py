@@ -67,6 +67,8 @@ class CacheConfig:
     key: str | None = field(default=None, repr=False)
     #: Where the key was given, for messages (never the key).
     key_origin: str = ""
+    #: ``spec.cache.budget``: seconds the run may wait for the shared level (None: default).
+    budget: float | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ def configure(
         key_file=key_file,
         key=key,
         key_origin=origin,
+        budget=shared.budget,
     )
     return RunConfig(
         policy=policy,

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Protocol
 from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding, count_of
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution
-from kmultiarch.core.verification import ImageVerification
 from kmultiarch.run.config import RunConfig
 
 if TYPE_CHECKING:
+    from kmultiarch.core.verification import ImageVerification
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.core.pullsecrets import DockerConfig
     from kmultiarch.registry.credentials import CredentialStore
@@ -268,6 +268,7 @@ class Session:
             shared_url=url,
             shared_ca=settings.ca,
             shared_key=key,
+            shared_budget=settings.budget,
         )
 
 

@@ -7,9 +7,14 @@ passed to the server; its reply goes back as it came, unless the fault says othe
   client reads;
 - ``mget-integer``: MGET is answered by an integer (``:1``);
 - ``mget-nested``: MGET is answered by an array of as many elements as keys asked, each an
-  array.
+  array;
+- ``slow``: every reply goes back whole, :data:`SLOW_REPLY` seconds late (just under the
+  client's 0.5 s deadline per operation);
+- ``endless-scan``: SCAN is answered, :data:`SCAN_PAGE_DELAY` seconds late, with a page of no
+  keys and a cursor that never comes back to 0.
 
-Only MGET is rewritten by the last three: the other commands reach the real server.
+Only MGET is rewritten by ``endless-array``, ``mget-integer`` and ``mget-nested``, only SCAN
+by ``endless-scan``: the other commands reach the real server.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ import threading
 import time
 from typing import BinaryIO
 
-FAULTS = ("drip", "endless-array", "mget-integer", "mget-nested")
+FAULTS = ("drip", "endless-array", "mget-integer", "mget-nested", "slow", "endless-scan")
 DRIP_INTERVAL = 0.3
+SLOW_REPLY = 0.4
+SCAN_PAGE_DELAY = 0.05
 
 
 class RespFaultProxy:
@@ -76,8 +83,16 @@ class RespFaultProxy:
                 command, raw = _read_command(requests)
                 if command is None:
                     return
-                if command[0].upper() == b"MGET" and self.fault != "drip":
+                if command[0].upper() == b"MGET" and self.fault in (
+                    "endless-array",
+                    "mget-integer",
+                    "mget-nested",
+                ):
                     self._rewrite_mget(client, len(command) - 1)
+                    continue
+                if command[0].upper() == b"SCAN" and self.fault == "endless-scan":
+                    time.sleep(SCAN_PAGE_DELAY)
+                    client.sendall(b"*2\r\n$1\r\n1\r\n*0\r\n")
                     continue
                 upstream.sendall(raw)
                 reply = _read_reply(replies)
@@ -85,6 +100,9 @@ class RespFaultProxy:
                     for byte in reply:
                         client.sendall(bytes([byte]))
                         time.sleep(DRIP_INTERVAL)
+                elif self.fault == "slow":
+                    time.sleep(SLOW_REPLY)
+                    client.sendall(reply)
                 else:
                     client.sendall(reply)
         except OSError:

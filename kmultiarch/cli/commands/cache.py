@@ -50,7 +50,7 @@ def show_shared_info(url: str, ca: str | None = None, key_file: str | None = Non
     import os
 
     from kmultiarch.cli.session import CACHE_KEY_ENV, warn
-    from kmultiarch.resolve.shared import SharedCacheBackend
+    from kmultiarch.resolve.shared import LISTING_BUDGET, SharedCacheBackend
     from kmultiarch.resolve.signing import CacheKeyError
     from kmultiarch.run.session import shared_cache_key
 
@@ -63,7 +63,10 @@ def show_shared_info(url: str, ca: str | None = None, key_file: str | None = Non
     except CacheKeyError as exc:
         warn(str(exc))
         return 1
-    backend = SharedCacheBackend(url, ca=ca, key=key)
+    # Listing is bounded in time as a whole (a server may page SCAN for ever, slowly).
+    backend = SharedCacheBackend(
+        url, ca=ca, key=key, budget=LISTING_BUDGET, budget_name="cache info's deadline"
+    )
     try:
         keys = list(backend.keys())
         entries = [k for k in keys if k.startswith(("platforms:", "tag:", "verify:"))]
@@ -83,9 +86,11 @@ def show_shared_info(url: str, ca: str | None = None, key_file: str | None = Non
 
 def clear_shared(url: str, ca: str | None = None) -> int:
     from kmultiarch.cli.session import warn
-    from kmultiarch.resolve.shared import SharedCacheBackend
+    from kmultiarch.resolve.shared import LISTING_BUDGET, SharedCacheBackend
 
-    backend = SharedCacheBackend(url, ca=ca)
+    backend = SharedCacheBackend(
+        url, ca=ca, budget=LISTING_BUDGET, budget_name="cache clear's deadline"
+    )
     try:
         removed = backend.clear()
         for message in backend.warnings:
