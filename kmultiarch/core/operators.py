@@ -88,6 +88,10 @@ class ImageSource:
     #: The source counts only for a resource meeting every condition (a Prometheus's Thanos
     #: sidecar, when ``spec.thanos`` is set).
     when: tuple[Condition, ...] = ()
+    #: What an image only the operator knows is (no pointer, no template: KubeVirt's
+    #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
+    #: policy declares the image (``defaultImages``).
+    operator_only: str = ""
 
 
 #: A condition on a resource: the value at the pointer is one of the values (YAML booleans as
@@ -822,6 +826,130 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         ),
         cites="DeploymentRuntimeConfig.spec.deploymentTemplate.spec.template (a Deployment's)",
         adds="the provider's container (the package's image) when the template names none",
+    ),
+    # CloudNativePG: the instances are placed by spec.affinity (its own shape: nodeSelector,
+    # tolerations and a bare nodeAffinity); the poolers by a pod template.
+    OperatorKind(
+        "postgresql.cnpg.io",
+        "Cluster",
+        (
+            Placement(
+                _p("/spec/affinity"),
+                (_image("/spec/imageName"),),
+                creates=1,
+                shape="node-affinity",
+                cites="cloudnative-pg/cloudnative-pg pkg/specs/pods.go createPodSpec "
+                "(Tolerations: spec.affinity.tolerations, NodeSelector: spec.affinity."
+                "nodeSelector), CreateAffinitySection (NodeAffinity: spec.affinity."
+                "nodeAffinity); api/v1/cluster_types.go AffinityConfiguration, imageName",
+            ),
+        ),
+        cites="Cluster.spec.affinity.{nodeSelector,tolerations,nodeAffinity}, spec.imageName",
+        adds="the bootstrap init container (the operator's image); the PostgreSQL image of "
+        "spec.imageCatalogRef or the operator's default when spec.imageName is not set",
+    ),
+    OperatorKind(
+        "postgresql.cnpg.io",
+        "Pooler",
+        (
+            Placement(
+                _p("/spec/template/spec"),
+                (_image("/spec/template/spec/containers/*/image"),),
+                creates=2,
+                pod_spec=True,
+                cites="cloudnative-pg/cloudnative-pg pkg/specs/pgbouncer/deployments.go Deployment "
+                "(podspec.NewFrom(spec.template), the pgbouncer container's image kept when set, "
+                "else the operator's)",
+            ),
+        ),
+        cites="Pooler.spec.template (a PodTemplateSpec)",
+        adds="the bootstrap init container (the operator's image); pgbouncer's image when the "
+        "template names none",
+    ),
+    # RabbitMQ cluster operator: the StatefulSet's pod takes spec.affinity and tolerations.
+    OperatorKind(
+        "rabbitmq.com",
+        "RabbitmqCluster",
+        (
+            Placement(
+                _p("/spec"),
+                (
+                    _image("/spec/image"),
+                    _extra("/spec/secretBackend/vault/defaultUserUpdaterImage"),
+                    _extra("/spec/override/statefulSet/spec/template/spec/containers/*/image"),
+                    _extra("/spec/override/statefulSet/spec/template/spec/initContainers/*/image"),
+                ),
+                cites="rabbitmq/cluster-operator internal/resource/statefulset.go (Affinity: "
+                "spec.affinity, Tolerations: spec.tolerations, Image: spec.image; the "
+                "default-user updater sidecar: secretBackend.vault.defaultUserUpdaterImage); "
+                "api/v1beta1/rabbitmqcluster_types.go RabbitmqClusterSpec",
+            ),
+        ),
+        cites="RabbitmqCluster.spec.{affinity,tolerations,image}",
+        adds="the operator's default image when spec.image is not set (its defaulting); an "
+        "override.statefulSet template's own affinity is patched over spec.affinity",
+    ),
+    # JobSet: a Job template per replicated job.
+    OperatorKind(
+        "jobset.x-k8s.io",
+        "JobSet",
+        (
+            Placement(
+                _p("/spec/replicatedJobs/*/template/spec/template/spec"),
+                pod_spec=True,
+                cites="kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go "
+                "ReplicatedJob.Template (a batch/v1 JobTemplateSpec)",
+            ),
+        ),
+        cites="JobSet.spec.replicatedJobs[].template.spec.template (PodTemplateSpecs)",
+    ),
+    # Argo Events: the Sensor's and EventSource's Deployment, placed by spec.template, runs the
+    # controller's image.
+    *(
+        OperatorKind(
+            "argoproj.io",
+            kind,
+            (
+                Placement(
+                    _p("/spec/template"),
+                    (ImageSource((), operator_only=f"the {kind}'s (the controller's image)"),),
+                    creates=1,
+                    cites="argoproj/argo-events pkg/apis/events/v1alpha1/template.go Template "
+                    "(nodeSelector, tolerations, affinity); pkg/reconciler/"
+                    f"{kind.lower()}/resource.go (Image: the controller's args.Image)",
+                ),
+            ),
+            cites=f"{kind}.spec.template.{{nodeSelector,tolerations,affinity}}",
+            adds="its container, running the controller's image (declare it as defaultImages)",
+        )
+        for kind in ("Sensor", "EventSource")
+    ),
+    # KubeVirt: the virt-launcher pod of a VM is placed by its VMI template's spec.
+    *(
+        OperatorKind(
+            "kubevirt.io",
+            kind,
+            (
+                Placement(
+                    _p(path),
+                    (
+                        ImageSource((), operator_only="virt-launcher (the operator's image)"),
+                        _extra(f"{path}/volumes/*/containerDisk/image"),
+                    ),
+                    creates=0,
+                    cites="kubevirt/kubevirt staging/src/kubevirt.io/api/core/v1/types.go "
+                    "VirtualMachineInstanceSpec (nodeSelector, affinity, tolerations, "
+                    "volumes[].containerDisk.image); pkg/virt-controller/services/template.go "
+                    "(the launcher pod runs virt-launcher, the operator's image)",
+                ),
+            ),
+            cites=f"{kind}.{path[1:].replace('/', '.')}.{{nodeSelector,affinity,tolerations}}",
+            adds="virt-launcher (the operator's image; declare it as defaultImages)",
+        )
+        for kind, path in (
+            ("VirtualMachine", "/spec/template/spec"),
+            ("VirtualMachineInstance", "/spec"),
+        )
     ),
 )
 

@@ -443,10 +443,10 @@ def _placement_images(
                 )
             )
         elif not found and source.required:
-            chosen.append(format_field_path(source.alternatives[0]))
+            chosen.append(_fields_of(source))
     if not containers and not chosen:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
-        chosen.extend(format_field_path(s.alternatives[0]) for s in placement.images)
+        chosen.extend(_fields_of(s) for s in placement.images)
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
     return containers, chosen, malformed
@@ -462,7 +462,10 @@ def _computed(resource: Mapping[str, object], templates: tuple[str, ...]) -> str
 
 
 def _fields_of(source: ImageSource) -> str:
-    return ", ".join(format_field_path(pointer) for pointer in source.alternatives) or "its pods"
+    """How a message names an image source: its first pointer, or what the operator runs."""
+    if source.alternatives:
+        return format_field_path(source.alternatives[0])
+    return source.operator_only or "its pods"
 
 
 def _related(
@@ -526,8 +529,6 @@ def _image_volumes(spec: Mapping[str, object], spec_path: Path) -> Iterator[Cont
                 field="reference",
                 volume=True,
             )
-
-
 
 
 def _running_digests(pod: Mapping[str, object]) -> dict[tuple[str, str], str]:
