@@ -13,7 +13,10 @@ manifests), generates rendered streams, and times in the same run:
 - start-up: `kmultiarch --version` vs `python -c pass`;
 - 20,000 resources (7.5 MB): kmultiarch warm time and peak memory;
 - the real-world corpus (tests/corpus/corpus, or --corpus DIR): kmultiarch warm against a
-  ruamel.yaml round trip.
+  ruamel.yaml round trip;
+- a `kubectl get -o json` List of 1,000 and 5,000 Deployments against the same Deployments as a
+  block YAML stream (issue 28: JSON and flow edits were quadratic; `--json-list-only` runs
+  this case alone, without a registry).
 Prints medians, ratios and the registry requests kmultiarch made (from the registry's own log),
 checks the targets of issues 6, 17 and 22, and writes benchmarks/results/latest.json.
 """
@@ -111,7 +114,18 @@ def main() -> int:
         type=Path,
         help="a corpus folder instead of the repository's tests/corpus/corpus",
     )
+    parser.add_argument(
+        "--json-list-only", action="store_true", help="only the JSON List case (no registry)"
+    )
     args = parser.parse_args()
+    if args.json_list_only:
+        work = Path(tempfile.mkdtemp(prefix="kmultiarch-bench-"))
+        try:
+            figures = json_list_benchmark(work, dict(os.environ), args)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        report_json_list(figures)
+        return 0
     for tool in ("docker-registry", "docker", "skopeo", "kmultiarch"):
         if shutil.which(tool) is None:
             print(
@@ -276,7 +290,85 @@ def warm_benchmarks(
             )
         results[str(resources)] = entry
     results["corpus"] = corpus_benchmark(work, env, args)
+    results["json-list"] = json_list_benchmark(work, env, args)
     return results
+
+
+def json_list(count: int) -> str:
+    """``kubectl get deployments -o json``: a List of ``count`` Deployments, 4-space indent."""
+    items = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": f"app-{number}", "namespace": "default"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": f"app-{number}"}},
+                "template": {
+                    "metadata": {"labels": {"app": f"app-{number}"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "app",
+                                "image": f"bench.example/img-{number % 2}:1.0",
+                                "ports": [{"containerPort": 8080}],
+                            }
+                        ]
+                    },
+                },
+            },
+        }
+        for number in range(count)
+    ]
+    document = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
+    return json.dumps(document, indent=4) + "\n"
+
+
+def json_list_benchmark(
+    work: Path, env: dict[str, str], args: argparse.Namespace
+) -> dict[str, dict[str, float]]:
+    """The same Deployments as a JSON List and as block YAML (one document each), every one
+    changed (half arm64-tolerated, half amd64-pinned), images declared by overrides so that no
+    registry is asked: time and peak memory of ``mutate``."""
+    import yaml
+
+    policy = work / "json-list-policy.yaml"
+    policy.write_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nspec:\n  overrides:\n"
+        "  - {image: 'bench.example/img-0*', platforms: [linux/amd64, linux/arm64]}\n"
+        "  - {image: 'bench.example/img-1*', platforms: [linux/amd64]}\n"
+    )
+    figures: dict[str, dict[str, float]] = {}
+    for count in (1000, 5000):
+        as_json = work / f"list-{count}.json"
+        as_json.write_text(json_list(count))
+        as_yaml = work / f"deployments-{count}.yaml"
+        items = json.loads(as_json.read_text())["items"]
+        as_yaml.write_text(yaml.safe_dump_all(items, sort_keys=False))
+        entry: dict[str, float] = {"bytes": as_json.stat().st_size}
+        for label, path in (("json", as_json), ("yaml", as_yaml)):
+            command = ["kmultiarch", "mutate", "--no-cache", "--config", str(policy), str(path)]
+            print(f"json list: {count} Deployments as {label} ...", file=sys.stderr)
+            runs = [measured(command, env=env) for _ in range(args.repeat)]
+            entry[f"{label} s"] = statistics.median(r[0] for r in runs)
+            entry[f"{label} peak RSS MB"] = max(r[1] for r in runs) / 1024
+        figures[str(count)] = entry
+    return figures
+
+
+def report_json_list(figures: dict[str, dict[str, float]]) -> None:
+    print("\n### A JSON List against block YAML (every Deployment changed)\n")
+    print("| Deployments | JSON size | JSON List | peak RSS | block YAML | peak RSS | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for count, entry in figures.items():
+        print(
+            f"| {int(count):,} | {entry['bytes'] / 1e6:.1f} MB | {entry['json s']:.2f} s "
+            f"| {entry['json peak RSS MB']:.0f} MB | {entry['yaml s']:.2f} s "
+            f"| {entry['yaml peak RSS MB']:.0f} MB | {entry['json s'] / entry['yaml s']:.2f}x |"
+        )
+    if "1000" in figures and "5000" in figures:
+        growth = figures["5000"]["json s"] / figures["1000"]["json s"]
+        print(f"\n5,000 against 1,000 items: {growth:.1f}x the time for 5x the size")
 
 
 def corpus_benchmark(work: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
@@ -355,6 +447,8 @@ def report(results: dict[str, object]) -> None:
     print("| stream | size | kmultiarch | peak RSS | ruamel round trip | ratio | libyaml compose |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for resources, entry in warm.items():
+        if resources == "json-list":
+            continue
         if resources == "corpus":
             print(
                 f"| real-world corpus ({entry['files']} files) | {entry['bytes'] / 1e6:.2f} MB | "
@@ -372,6 +466,8 @@ def report(results: dict[str, object]) -> None:
             f"{f'{ruamel:.2f} s' if ruamel else '-'} | {ratio} | "
             f"{f'{libyaml:.2f} s' if libyaml else '-'} |"
         )
+    if "json-list" in warm:
+        report_json_list(warm["json-list"])
     startup = results["startup"]
     assert isinstance(startup, dict)
     overhead = startup["kmultiarch --version"] - startup["python -c pass"]
@@ -403,7 +499,21 @@ def report(results: dict[str, object]) -> None:
             )
         )
         targets.append(("corpus peak < 80 MB (issue 22)", corpus["kmultiarch peak RSS MB"] < 80))
-    print("### Targets (issues 6, 17 and 22)\n")
+    if "json-list" in warm:
+        listed = warm["json-list"]
+        targets.append(
+            (
+                "JSON List of 5,000 within 6x the time of 1,000: linear (issue 28)",
+                listed["5000"]["json s"] <= 6 * listed["1000"]["json s"],
+            )
+        )
+        targets.append(
+            (
+                "JSON List of 5,000 within 3x the same Deployments as block YAML (issue 28)",
+                listed["5000"]["json s"] <= 3 * listed["5000"]["yaml s"],
+            )
+        )
+    print("### Targets (issues 6, 17, 22 and 28)\n")
     for name, met in targets:
         print(f"- [{'x' if met else ' '}] {name}")
 
