@@ -22,14 +22,17 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmultiarch.core.findings import UNKNOWN_POD_KIND, Finding, PodStatus, ResourceRef
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy, SchedulingPolicy
 from kmultiarch.core.scheduling import describe_changes, supported_platforms
-from kmultiarch.core.verification import ImageVerification
 from kmultiarch.engine import EngineResult, ImageOutcome, Locator, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
+
+if TYPE_CHECKING:
+    from kmultiarch.core.verification import ImageVerification
 
 #: A pod's verdict is its status in the engine's one vocabulary.
 Verdict = PodStatus

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmultiarch.core.answers import (
     AnswerError,
@@ -34,13 +35,12 @@ from kmultiarch.core.answers import (
 from kmultiarch.core.digest import EXAMPLE
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import (
-    ImageVerification,
-    PlatformVerification,
-    verification_from_json,
-    verification_json,
-)
 from kmultiarch.errors import InputError, InvalidReferenceError
+
+if TYPE_CHECKING:
+    # Verification (and the layer and binary readers under it) is imported by the runs that
+    # meet a verdict, not by every run that reads a lock.
+    from kmultiarch.core.verification import ImageVerification, PlatformVerification
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
 KIND = "ImageLock"
@@ -65,6 +65,8 @@ class LockEntry:
         """The recorded verdicts as a run's verification of the image (offline renders)."""
         if self.verified is None:
             return None
+        from kmultiarch.core.verification import ImageVerification
+
         return ImageVerification(self.reference, self.digest, self.verified)
 
 
@@ -194,6 +196,8 @@ def _verdicts(
         if "platform" in item or not isinstance(key, str):
             raise LockFileError(f"{here}: expected a platform as key")
         try:
+            from kmultiarch.core.verification import verification_from_json
+
             verdict = verification_from_json({**item, "platform": key})
         except AnswerError as exc:
             raise LockFileError(f"{here}.{exc.field}: {exc.reason}") from exc
@@ -233,6 +237,8 @@ def _verdict_lines(verdicts: Iterable[PlatformVerification]) -> list[str]:
     lines = ["    verified:"]
     for verdict in ordered:
         lines.append(f"      {_quoted(str(verdict.platform))}:")
+        from kmultiarch.core.verification import verification_json
+
         document = verification_json(verdict)
         for key in ("status", "digest", "code", "file", "machine", "reason"):
             if document.get(key) is not None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import ImageVerification
 from kmultiarch.errors import ResolutionError
+
+if TYPE_CHECKING:
+    from kmultiarch.core.verification import ImageVerification
 
 ResolutionSource = Literal["registry", "cache", "override", "lock"]
 

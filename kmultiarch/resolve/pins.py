@@ -14,14 +14,17 @@ tag and a digest).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from kmultiarch.core.oci import compute_digest, parse_manifest
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution
 from kmultiarch.errors import KmultiarchError
-from kmultiarch.registry.client import RegistryClient
+
+if TYPE_CHECKING:
+    # The network stack is imported by the runs that ask a tag, not by every run (issue 32).
+    from kmultiarch.registry.client import RegistryClient
 
 
 def pinned(resolutions: Iterable[Resolution]) -> list[Resolution]:
@@ -55,6 +58,8 @@ async def tag_pins(
             return reference, None
 
     async with client:
+        import asyncio
+
         answers = await asyncio.gather(*(one(resolution) for resolution in wanted))
     return {reference: pin for reference, pin in answers if pin is not None}
 

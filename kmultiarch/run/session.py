@@ -23,9 +23,9 @@ from kmultiarch.core.resolution import ProgressCallback, Resolution
 from kmultiarch.run.config import RunConfig
 
 if TYPE_CHECKING:
-    from kmultiarch.core.verification import ImageVerification
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.core.pullsecrets import DockerConfig
+    from kmultiarch.core.verification import ImageVerification
     from kmultiarch.registry.credentials import CredentialStore
     from kmultiarch.resolve.cache import ResolutionCache
     from kmultiarch.resolve.resolver import Resolver
@@ -211,6 +211,8 @@ class Session:
         self, resolutions: Sequence[Resolution]
     ) -> dict[ImageRef, ImageVerification]:
         """Offline, only the lock's verdicts answer: the others are said once, and not read."""
+        from kmultiarch.core.verification import ImageVerification
+
         reason = "not verified: the lock records no verdict and --offline reads no layer"
         names = sorted(str(resolution.reference) for resolution in resolutions)
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
