@@ -47,7 +47,7 @@ from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution, Resolve
+from kmultiarch.core.resolution import Resolution, Resolve, repin_text
 from kmultiarch.core.scheduling import (
     PodPlan,
     any_windows_build,
@@ -155,6 +155,9 @@ class DocumentOutcome:
     document: SourceDocument
     operations: list[Operation] = field(default_factory=list)
     new_text: str | None = None
+    #: spec.repinDigests: (reference as written, the same with the index digest), rewritten in
+    #: the text itself after the operations (nothing else on the line changes).
+    repins: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -199,6 +202,8 @@ class EngineResult:
                     )
                     if lost:
                         self.findings.append(_comments_lost(source, outcome.document, lost))
+                for pinned, repinned in outcome.repins:
+                    outcome.new_text, _ = repin_text(outcome.text, pinned, repinned)
 
     def stream(self) -> str:
         """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
@@ -407,6 +412,8 @@ def run_documents(
             continue  # nothing is decided for them: no lookup, no credential helper, no retry
         references.extend(image.reference for image in pod.images if image.reference is not None)
     resolutions = resolve(references) if references else {}
+    if policy.resolution.repin_digests:
+        resolutions = _repinned(resolutions, resolve)
     outcomes: dict[str, list[DocumentOutcome]] = {
         name: [DocumentOutcome(document) for document in docs] for name, docs in documents.items()
     }
@@ -431,6 +438,7 @@ def run_documents(
                 ),
             )
         )
+        outcomes[pod.source][pod.document_index].repins.extend(_repins(decided))
         if decided.plan is not None and decided.status == "needs-change":
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations.extend(decided.plan.operations)
@@ -1081,6 +1089,43 @@ class Locator:
         return int(self.start_line + line)
 
 
+def _repinned(
+    resolutions: Mapping[ImageRef, Resolution], resolve: Resolve
+) -> Mapping[ImageRef, Resolution]:
+    """``spec.repinDigests``: each reference pinned to one platform's manifest of its tag's
+    index answered as the index is (the pod is decided on what it will pull once repinned)."""
+    targets = {
+        reference: reference.with_digest(resolution.pin.index_digest)
+        for reference, resolution in resolutions.items()
+        if resolution.pin is not None and not resolution.pin.moved
+    }
+    if not targets:
+        return resolutions
+    answers = resolve(list(targets.values()))
+    updated = dict(resolutions)
+    for reference, target in targets.items():
+        answer, pin = answers.get(target), resolutions[reference].pin
+        if answer is not None and answer.ok and pin is not None:
+            updated[reference] = dataclass_replace(
+                answer, reference=reference, pin=dataclass_replace(pin, repinned=True)
+            )
+    return updated
+
+
+def _repins(pod: PodOutcome) -> list[tuple[str, str]]:
+    """The images ``spec.repinDigests`` rewrites to the index digest: (as written, repinned)."""
+    repins = []
+    for image in pod.images:
+        pin = image.resolution.pin if image.resolution is not None else None
+        digest = image.reference.digest if image.reference is not None else None
+        if pin is None or not pin.repinned or digest is None or not image.container.image_path:
+            continue
+        repins.append(
+            (image.container.image, image.container.image.replace(digest, pin.index_digest))
+        )
+    return repins
+
+
 def _pin_findings(pod: PodOutcome, severity: Severity, base: Mapping[str, Any]) -> list[Finding]:
     """``platform-pinned-digest``: ``NAME:TAG@DIGEST`` whose digest is one platform's manifest
     of the index the tag names (every node pulls that platform: the decision used it, as the
@@ -1109,13 +1154,18 @@ def _pin_findings(pod: PodOutcome, severity: Severity, base: Mapping[str, Any]) 
             continue
         platform = str(pin.platform) if pin.platform is not None else "one platform"
         repinned = written.replace(pinned, pin.index_digest)
+        done = (
+            "spec.repinDigests rewrites it, and the pod is decided on the index"
+            if pin.repinned
+            else "`kmultiarch fix --repin` rewrites it"
+        )
         findings.append(
             Finding(
                 PLATFORM_PINNED_DIGEST,
                 severity,
                 f"image {written!r} of container {image.container.name!r} pins the {platform} "
                 f"manifest of the index tag {pin.tag} names: every node pulls {platform}; pin "
-                f"the index {pin.index_digest} instead (`kmultiarch fix --repin` rewrites it)",
+                f"the index {pin.index_digest} instead ({done})",
                 path=image.container.image_path,
                 image=written,
                 suggestion=repinned,

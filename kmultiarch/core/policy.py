@@ -263,6 +263,9 @@ class ResolutionPolicy:
     verify: VerifySettings = VerifySettings()
     #: Where an image that cannot be resolved is taken to run (under failurePolicy: Ignore).
     fallback_platforms: tuple[Platform, ...] = ()
+    #: spec.repinDigests: NAME:TAG@DIGEST pinned to one platform's manifest of the tag's index
+    #: is written (and decided) with the index digest.
+    repin_digests: bool = False
 
     def override_for(self, normalised_reference: str) -> Override | None:
         for override in self.overrides:

@@ -177,6 +177,10 @@ def _node_labels(value: object, where: Where, _read: Policy) -> tuple[NodeLabelR
     return read_node_labels(value, where)
 
 
+def _repin_digests(value: object, where: Where, _read: Policy) -> bool:
+    return _flag(value, where)
+
+
 def _fallback_platforms(value: object, where: Where, _read: Policy) -> tuple[Platform, ...]:
     return tuple(dict.fromkeys(_platform_list(value or [], where)))
 
@@ -874,6 +878,18 @@ SPEC: tuple[SpecKey, ...] = (
         default=None,
         configmap="list",
         doc="where an image that cannot be resolved is taken to run, with a warning",
+    ),
+    SpecKey(
+        "repinDigests",
+        "resolution",
+        ("repin_digests",),
+        _repin_digests,
+        default=False,
+        configmap="yaml",
+        doc="`true`: `mutate` and the KRM function write an image pinned to one platform's "
+        "manifest of its tag's index (`NAME:TAG@DIGEST`, `platform-pinned-digest`) with the "
+        "index digest, and decide the pod on the index, as `fix --repin` does "
+        "([fix.md](fix.md#--repin-digests-pinned-to-one-platforms-manifest))",
     ),
     SpecKey(
         "annotate",

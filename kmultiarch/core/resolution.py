@@ -6,6 +6,7 @@ from overrides, a lock file, a cache or a registry (:mod:`kmultiarch.resolve`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -31,6 +32,8 @@ class DigestPin:
     index_digest: str
     platform: Platform | None = None
     moved: bool = False
+    #: spec.repinDigests: the answer is the index's, and mutate writes the index digest.
+    repinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,15 @@ Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
 
 #: Called with (done, total) as lookups finish, for a progress line.
 ProgressCallback = Callable[[int, int], None]
+
+
+def repin_text(text: str, pinned: str, repinned: str) -> tuple[str, int]:
+    """``text`` with every image reference written ``pinned`` (``NAME:TAG@DIGEST``, the digest
+    of one platform's manifest) written ``repinned`` (the index digest) instead: the reference
+    alone, nothing else on its line (quoting and comments kept). Every occurrence: the same
+    reference pins the same platform wherever it is written."""
+    pattern = re.compile(r"(?<![\w./:@-])" + re.escape(pinned) + r"(?![\w./:@-])")
+    return pattern.subn(lambda _: repinned, text)
 
 
 def tag_key(reference: ImageRef) -> str:

@@ -116,3 +116,40 @@ def test_a_tag_that_moved_is_a_warning_and_is_not_rewritten(
     run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
     assert pinned in manifest.read_text()
     assert manifest.read_text().count(pinned) == before.count(pinned)
+
+
+def test_spec_repin_digests_makes_mutate_and_the_krm_function_repin(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry, {"repinDigests": True})
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    index = registry.images["multiarch-oci"].digest
+    pinned = _pinned(registry, "multiarch-oci", child)
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [pinned]))
+
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    assert f"        image: {pinned.replace(child, index)}\n" in mutated.stdout
+    pod = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]
+    assert "affinity" not in pod  # decided on the multi-arch index
+    assert pod["tolerations"][0]["value"] == "arm64"
+    assert "spec.repinDigests rewrites it" in mutated.stderr
+
+    policy = yaml.safe_load(config.read_text())
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [yaml.safe_load(manifest.read_text())],
+        "functionConfig": policy,
+    }
+    ran = run_kmultiarch(["fn"], env=env, stdin=yaml.safe_dump(resource_list))
+    assert ran.returncode == 0, ran.stderr
+    out = yaml.safe_load(ran.stdout)
+    [container] = out["items"][0]["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == pinned.replace(child, index)
+    assert any(
+        r.get("tags", {}).get("rule") == "platform-pinned-digest"
+        or "pins the linux/amd64" in r["message"]
+        for r in out.get("results", [])
+    )

@@ -3,13 +3,13 @@ changed, listing them: the contract of a pre-commit fixer."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
 from kmultiarch.core.findings import PLATFORM_PINNED_DIGEST, count_of
+from kmultiarch.core.resolution import repin_text
 from kmultiarch.io.inputs import write_all_atomically
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output.safe import printable
@@ -38,7 +38,7 @@ def fix_files(
                 continue
             if not finding.image or finding.source not in texts:
                 continue
-            texts[finding.source], count = repinned_text(
+            texts[finding.source], count = repin_text(
                 texts[finding.source], finding.image, finding.suggestion
             )
             repinned[finding.source] += count
@@ -62,12 +62,3 @@ def fix_files(
         sys.stdout.write(f"fixed {printable(name)}: {'; '.join(done)}\n")
     sys.stdout.flush()
     return 1 if written else 0
-
-
-def repinned_text(text: str, pinned: str, repinned: str) -> tuple[str, int]:
-    """``text`` with every image reference written ``pinned`` (``NAME:TAG@DIGEST``, the digest
-    of one platform's manifest) written ``repinned`` (the index digest) instead: the reference
-    alone, nothing else on its line. Every occurrence: the same reference pins the same
-    platform wherever it is written."""
-    pattern = re.compile(r"(?<![\w./:@-])" + re.escape(pinned) + r"(?![\w./:@-])")
-    return pattern.subn(lambda _: repinned, text)
