@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -193,7 +192,7 @@ class NoFollowDirectory:
 
     def _prepare(self, name: str, text: str) -> str:
         mode = self.kind_of(name)
-        temporary = f".{name}.{secrets.token_hex(6)}.kmultiarch.tmp"
+        temporary = f".{name}.{os.urandom(6).hex()}.kmultiarch.tmp"
         descriptor = os.open(
             temporary,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,

@@ -17,10 +17,10 @@ from kmultiarch.core.findings import count_of
 from kmultiarch.engine import EngineResult, summarise
 from kmultiarch.errors import InputError, WriteError
 from kmultiarch.io.inputs import collect_inputs, write_all_atomically
-from kmultiarch.io.nofollow import NoFollowDirectory
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
+    from kmultiarch.io.nofollow import NoFollowDirectory
 
 #: The outputs made from the operations alone: the documents are not edited for them.
 _PATCH_OUTPUTS = ("kustomize", "helmrelease-patches")
@@ -103,6 +103,9 @@ def read_component(directory: Path, wanted: list[str]) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _opened(directory: Path, *, create: bool) -> Iterator[NoFollowDirectory | None]:
+    # Imported by the runs that write or read a Component only.
+    from kmultiarch.io.nofollow import NoFollowDirectory
+
     opened = NoFollowDirectory.open(directory, "--output-dir", create=create)
     if opened is None:
         yield None
