@@ -8,23 +8,28 @@ the tag's manifest is asked for once (a GET by tag, its body checked against the
 served under) and its index entries read; the answer says which platform the pin fixes, or
 that the tag moved (the digest is in its index no more).
 
-The answer is not cached yet: a run asks once per pinned tag (only references carrying both a
-tag and a digest).
+The common case costs nothing: a pin to the tag's own digest is known from the cache's tag
+record while it is fresh (as the resolver trusts it), else from a HEAD of the tag (Docker Hub
+does not count HEADs against its pull limit), which is recorded in the cache. Only a pin that
+is not the tag's digest is asked for the tag's manifest (a GET per run: the index entries are
+not cached yet).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.oci import compute_digest, parse_manifest
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import DigestPin, Resolution
+from kmultiarch.core.resolution import DigestPin, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError
 
 if TYPE_CHECKING:
     # The network stack is imported by the runs that ask a tag, not by every run (issue 32).
     from kmultiarch.registry.client import RegistryClient
+    from kmultiarch.resolve.cache import ResolutionCache
 
 
 def pinned(resolutions: Iterable[Resolution]) -> list[Resolution]:
@@ -41,11 +46,13 @@ def pinned(resolutions: Iterable[Resolution]) -> list[Resolution]:
 
 
 async def tag_pins(
-    client: RegistryClient, resolutions: Iterable[Resolution]
+    client: RegistryClient,
+    resolutions: Iterable[Resolution],
+    cache: ResolutionCache | None = None,
 ) -> dict[ImageRef, DigestPin]:
     """For each pinned reference whose digest is not its tag's: what the tag names now (a
     registry that cannot answer says nothing: the pin is not reported)."""
-    wanted = pinned(resolutions)
+    wanted = [r for r in pinned(resolutions) if not _cached_as_pinned(r.reference, cache)]
     if not wanted:
         return {}
     client.plan((r.reference.registry, r.reference.repository) for r in wanted)
@@ -53,7 +60,7 @@ async def tag_pins(
     async def one(resolution: Resolution) -> tuple[ImageRef, DigestPin | None]:
         reference = resolution.reference
         try:
-            return reference, await _pin(client, reference)
+            return reference, await _pin(client, reference, cache)
         except KmultiarchError:
             return reference, None
 
@@ -64,13 +71,34 @@ async def tag_pins(
     return {reference: pin for reference, pin in answers if pin is not None}
 
 
-async def _pin(client: RegistryClient, reference: ImageRef) -> DigestPin | None:
+def _cached_as_pinned(reference: ImageRef, cache: ResolutionCache | None) -> bool:
+    """Whether the cache's fresh tag record says the tag names the pinned digest."""
+    if cache is None:
+        return False
+    record = cache.get_tag(tag_key(reference))
+    return (
+        record is not None
+        and record.digest == reference.digest
+        and record.is_fresh(cache.tag_ttl, time.time())
+    )
+
+
+async def _pin(
+    client: RegistryClient, reference: ImageRef, cache: ResolutionCache | None
+) -> DigestPin | None:
     assert reference.tag is not None and reference.digest is not None
     source = f"{reference.name}:{reference.tag}"
     fetched = None
     failure: KmultiarchError | None = None
     for endpoint in client.endpoints(reference.registry):  # mirrors first, as containerd
         try:
+            announced = await client.head_manifest(
+                endpoint, reference.repository, reference.tag, source=source
+            )
+            if announced == reference.digest:
+                if cache is not None:
+                    cache.put_tag(tag_key(reference), announced)
+                return None  # the tag's own digest: no request more
             fetched = await client.get_manifest(
                 endpoint, reference.repository, reference.tag, source=source
             )
@@ -82,6 +110,8 @@ async def _pin(client: RegistryClient, reference: ImageRef) -> DigestPin | None:
         raise failure
     algorithm = reference.digest.partition(":")[0]
     digest = compute_digest(fetched.body, algorithm)
+    if cache is not None:
+        cache.put_tag(tag_key(reference), digest)
     if digest == reference.digest:
         return None  # the pin is the tag's own manifest or index
     manifest = parse_manifest(fetched.body, fetched.content_type, source=source)

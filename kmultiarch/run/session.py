@@ -157,7 +157,7 @@ class Session:
 
         from kmultiarch.resolve.pins import tag_pins, with_pins
 
-        pins = asyncio.run(tag_pins(self.resolver.client_factory(), resolved.values()))
+        pins = asyncio.run(tag_pins(self.resolver.client_factory(), resolved.values(), self.cache))
         return with_pins(resolved, pins) if pins else resolved
 
     def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:

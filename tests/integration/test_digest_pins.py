@@ -153,3 +153,25 @@ def test_spec_repin_digests_makes_mutate_and_the_krm_function_repin(
         or "pins the linux/amd64" in r["message"]
         for r in out.get("results", [])
     )
+
+
+def test_a_pin_to_the_tags_own_index_costs_a_head_once_then_nothing(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """Renovate writes NAME:TAG@DIGEST everywhere: the common, correct pin is settled by a HEAD
+    of the tag (not counted by Docker Hub), recorded in the cache; a warm run asks nothing."""
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(
+        deployment("web", [f"{TEST_HOST}/{seeded.repository}:{seeded.tag}@{seeded.digest}"])
+    )
+    cold = registry.mark()
+    first = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert "platform-pinned-digest" not in first.stdout + first.stderr
+    assert cold.count("GET", f"/manifests/{seeded.tag}") == 0
+    assert cold.count("HEAD", f"/manifests/{seeded.tag}") == 1
+    warm = registry.mark()
+    second = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert second.returncode == first.returncode
+    assert warm.requests() == []
