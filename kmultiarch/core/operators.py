@@ -265,16 +265,22 @@ def _pod_template_kind(
 ) -> OperatorKind:
     """An ECK-style kind: a pod template whose spec the operator merges into its own; the main
     container runs spec.image, else the image ECK computes for spec.version (``templates``)."""
+    monitored = kind in ("Elasticsearch", "Kibana", "Logstash")
     return OperatorKind(
         group,
         kind,
         (
             Placement(
                 _p(path),
-                (ImageSource((_p("/spec/image"),), templates=templates),),
+                (
+                    ImageSource((_p("/spec/image"),), templates=templates),
+                    *(_ECK_MONITORING_SIDECARS if monitored else ()),
+                ),
                 creates=creates,
                 pod_spec=True,
-                cites=_ECK_IMAGE_CITE if templates else "",
+                cites=_ECK_IMAGE_CITE + (_ECK_MONITORING_CITE if monitored else "")
+                if templates
+                else "",
             ),
         ),
         cites=cites,
@@ -290,6 +296,25 @@ _ECK_IMAGE_CITE = (
     "below 9.0.0; getPackageRegistryImage: lite-<version>); an operator started with "
     "--container-registry, --container-repository, --container-suffix or --ubi-only runs "
     "others: declare them as defaultImages"
+)
+
+
+#: Stack monitoring: a Metricbeat and a Filebeat sidecar of the resource's version when its
+#: metrics or logs are shipped to an Elasticsearch.
+_ECK_MONITORING_SIDECARS = tuple(
+    ImageSource(
+        (),
+        templates=(f"docker.elastic.co/beats/{beat}:{{/spec/version}}",),
+        when=((_p(f"/spec/monitoring/{signal}/elasticsearchRefs"), ()),),
+        operator_only=f"the {beat} sidecar",
+    )
+    for beat, signal in (("metricbeat", "metrics"), ("filebeat", "logs"))
+)
+_ECK_MONITORING_CITE = (
+    "; stack monitoring: pkg/controller/common/stackmon/sidecar.go NewMetricBeatSidecar, "
+    "NewFileBeatSidecar (ImageRepository(MetricbeatImage or FilebeatImage, version)), added "
+    "when spec.monitoring.{metrics,logs}.elasticsearchRefs are set (elasticsearch/stackmon, "
+    "kibana/stackmon, logstash/stackmon)"
 )
 
 
@@ -377,6 +402,25 @@ _JAEGER_COMPONENTS = (
 _JAEGER_IMAGES = tuple(
     _image(f"/spec/{component}/image", required=False) for component in _JAEGER_COMPONENTS
 )
+
+_FLINK_MERGE = (
+    "apache/flink-kubernetes-operator flink-kubernetes-operator/src/main/java/org/apache/flink/"
+    "kubernetes/operator/config/FlinkConfigBuilder.java (a role's pod is mergePodTemplates("
+    "spec.podTemplate, spec.<role>.podTemplate)); utils/FlinkUtils.java mergePodTemplates, "
+    "mergeArray (lists merged by position unless kubernetes.operator.pod-template."
+    "merge-arrays-by-name): the common template's containers run in every role's pods, and "
+    "each role's in the pods the common template places"
+)
+
+
+def _flink_containers(*roles: str) -> tuple[ImageSource, ...]:
+    """The containers of the other pod templates merged with this one (``""``: the common)."""
+    return tuple(
+        _extra(f"/spec{'/' + role if role else ''}/podTemplate/spec/{group}/*/image")
+        for role in roles
+        for group in ("containers", "initContainers")
+    )
+
 
 _TEKTON_PIPELINE_IMAGES = (
     _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
@@ -787,19 +831,21 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         "FlinkDeployment",
         (
             Placement(
-                _p("/spec/podTemplate/spec"), (_image("/spec/image"),), creates=2, pod_spec=True
-            ),
-            Placement(
-                _p("/spec/jobManager/podTemplate/spec"),
-                (_image("/spec/image"),),
+                _p("/spec/podTemplate/spec"),
+                (_image("/spec/image"), *_flink_containers("jobManager", "taskManager")),
                 creates=2,
                 pod_spec=True,
+                cites=_FLINK_MERGE,
             ),
-            Placement(
-                _p("/spec/taskManager/podTemplate/spec"),
-                (_image("/spec/image"),),
-                creates=2,
-                pod_spec=True,
+            *(
+                Placement(
+                    _p(f"/spec/{role}/podTemplate/spec"),
+                    (_image("/spec/image"), *_flink_containers("")),
+                    creates=2,
+                    pod_spec=True,
+                    cites=_FLINK_MERGE,
+                )
+                for role in ("jobManager", "taskManager")
             ),
         ),
         cites="FlinkDeployment.spec.{podTemplate,jobManager.podTemplate,taskManager.podTemplate} "

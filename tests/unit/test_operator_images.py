@@ -272,3 +272,31 @@ def test_a_policy_says_templates_and_conditions_as_the_built_in_entries_do() -> 
     }
     result = mutate_text(text.replace("}\n", ", mode: external}\n"), policy, resolve=resolve)
     assert result.pods == []
+
+
+def test_eck_stack_monitoring_sidecars_are_judged() -> None:
+    """stackmon/sidecar.go: Metricbeat and Filebeat sidecars of the resource's version when
+    its metrics or logs go to an Elasticsearch."""
+    assert _images(
+        "apiVersion: logstash.k8s.elastic.co/v1alpha1\nkind: Logstash\nmetadata: {name: l}\n"
+        "spec:\n  version: 8.15.0\n  monitoring:\n"
+        "    metrics: {elasticsearchRefs: [{name: monitoring}]}\n"
+    ) == {
+        "docker.elastic.co/logstash/logstash:8.15.0",
+        "docker.elastic.co/beats/metricbeat:8.15.0",
+    }
+
+
+def test_a_flink_role_pod_runs_the_common_templates_sidecars() -> None:
+    """FlinkConfigBuilder: a role's pod is the common template merged with the role's: an
+    amd64-only sidecar of the common template keeps the JobManager on amd64 too."""
+    (flink,), _ = _run(
+        "apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata: {name: f}\n"
+        "spec:\n  image: registry.test/flink:1.20\n  podTemplate:\n    spec:\n"
+        "      containers: [{name: sidecar, image: registry.test/sidecar-amd64:1}]\n"
+        "  jobManager:\n    podTemplate:\n      spec:\n"
+        "        containers: [{name: flink-main-container}]\n"
+    )
+    spec = flink["spec"]  # type: ignore[index]
+    assert spec["podTemplate"]["spec"]["affinity"] == ARCH_IN_AMD64
+    assert spec["jobManager"]["podTemplate"]["spec"]["affinity"] == ARCH_IN_AMD64
