@@ -124,7 +124,7 @@ def apply_operations(
                 return text
         if root is not None and _is_flow(root):
             with contextlib.suppress(_NotExact):
-                text = _flow_splice(document, parsed)
+                text = _flow_splice(document, parsed, root)
                 if _reads_back_as(text, document, expected):
                     return text
         return _round_trip_edit(document, root, parsed, expected, lost_comments)
@@ -1002,7 +1002,9 @@ def _line_after(text: str, node: Node) -> int:
 # JSON documents (and YAML flow documents), spliced in their own layout
 
 
-def _flow_splice(document: SourceDocument, operations: list[_Operation]) -> str:
+def _flow_splice(
+    document: SourceDocument, operations: list[_Operation], root: Node | None = None
+) -> str:
     """A JSON (or YAML flow) document with ``operations`` spliced in, in its own separators
     (``,`` or ``, ``, ``:`` or ``: ``), key quoting, trailing commas, line breaks and
     indentation: what they do not touch (the other items of a List, the other keys) stays byte
@@ -1016,7 +1018,8 @@ def _flow_splice(document: SourceDocument, operations: list[_Operation]) -> str:
     text is composed again and planning goes on from that operation, so it sees the earlier
     ones as if each had been spliced alone."""
     text = document.text
-    root = document.node
+    if root is None:
+        root = document.node  # composed anew on each access: the caller's, when it has it
     pending = operations
     while pending:
         flow = _FlowText(text, root)
