@@ -892,6 +892,11 @@ def _platforms_text(image: ImageOutcome, fallback: Sequence[Platform]) -> str:
 
 def _platforms(image: ImageOutcome) -> frozenset[Platform]:
     assert image.resolution is not None
+    verification = image.resolution.verification
+    if image.container.volume and verification is not None:
+        # Nothing is started from an image volume: spec.verify's verdicts on the program a
+        # platform would start do not narrow it.
+        return image.resolution.platforms | verification.mismatched
     return image.resolution.platforms
 
 

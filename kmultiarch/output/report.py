@@ -143,6 +143,9 @@ def _verification_lines(inventory: Inventory) -> list[str]:
     for image in verified:
         verification = image.verification
         assert verification is not None
+        if image.used_by and all(use.container.startswith("volume ") for use in image.used_by):
+            lines.append(f"  {image.reference}: skipped: an image volume starts no program")
+            continue
         if verification.error is not None:
             lines.append(f"  {image.reference}: {_without(verification.error, image)}")
             continue

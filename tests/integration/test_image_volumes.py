@@ -13,7 +13,9 @@ import pytest
 import yaml
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
-from support.manifests import deployment, image, write_policy
+from support.executables import honest_image, lying_image
+from support.manifests import TEST_HOST, deployment, image, write_policy
+from support.seed import Seeder
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -96,3 +98,38 @@ def test_a_data_only_artifact_volume_narrows_nothing(
         {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
     ]
     assert "affinity" not in spec
+
+
+def test_spec_verify_skips_an_image_volume_with_a_reason(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """An image volume starts no program: the liar (its arm64 manifest starts an x86-64
+    busybox) as a volume is no platform-mismatch, and under enforce does not keep the pod off
+    arm64; the report says why it was not judged."""
+    with registry.client() as client:
+        seeder = Seeder(client)
+        seeder.push_manifest("volumes/honest", honest_image(), "1.0")
+        seeder.push_manifest("volumes/liar", lying_image(), "1.0")
+    config = write_policy(tmp_path / "policy.yaml", registry, {"verify": {"mode": "enforce"}})
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(
+        deployment(
+            "web",
+            [f"{TEST_HOST}/volumes/honest:1.0"],
+            extra_spec=(
+                "      volumes:\n"
+                "      - name: tools\n"
+                f"        image: {{reference: {TEST_HOST}/volumes/liar:1.0}}\n"
+            ),
+        )
+    )
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    assert "platform-mismatch" not in mutated.stderr and "claims linux/arm64" not in mutated.stderr
+    spec = yaml.safe_load(mutated.stdout)["spec"]["template"]["spec"]
+    assert spec["tolerations"][0]["value"] == "arm64"
+    assert "affinity" not in spec
+    report = run_kmultiarch(["report", "--config", str(config), str(manifest)], env=env)
+    assert f"{TEST_HOST}/volumes/liar:1.0: skipped: an image volume starts no program" in (
+        report.stdout
+    )
