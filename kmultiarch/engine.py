@@ -155,9 +155,10 @@ class DocumentOutcome:
     document: SourceDocument
     operations: list[Operation] = field(default_factory=list)
     new_text: str | None = None
-    #: spec.repinDigests: (reference as written, the same with the index digest), rewritten in
-    #: the text itself after the operations (nothing else on the line changes).
-    repins: list[tuple[str, str]] = field(default_factory=list)
+    #: spec.repinDigests: (the image field's path, the reference as written, the same with the
+    #: index digest), rewritten in the text itself after the operations (nothing else on the
+    #: line changes; an RFC 6902 replace in --output patch).
+    repins: list[tuple[tuple[str | int, ...], str, str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -202,7 +203,7 @@ class EngineResult:
                     )
                     if lost:
                         self.findings.append(_comments_lost(source, outcome.document, lost))
-                for pinned, repinned in outcome.repins:
+                for _, pinned, repinned in outcome.repins:
                     outcome.new_text, _ = repin_text(outcome.text, pinned, repinned)
 
     def stream(self) -> str:
@@ -1117,17 +1118,17 @@ def _repinned(
     return updated
 
 
-def _repins(pod: PodOutcome) -> list[tuple[str, str]]:
-    """The images ``spec.repinDigests`` rewrites to the index digest: (as written, repinned)."""
+def _repins(pod: PodOutcome) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """The images ``spec.repinDigests`` rewrites to the index digest: (the field's path, as
+    written, repinned)."""
     repins = []
     for image in pod.images:
         pin = image.resolution.pin if image.resolution is not None else None
         digest = image.reference.digest if image.reference is not None else None
         if pin is None or not pin.repinned or digest is None or not image.container.image_path:
             continue
-        repins.append(
-            (image.container.image, image.container.image.replace(digest, pin.index_digest))
-        )
+        repinned = image.container.image.replace(digest, pin.index_digest)
+        repins.append((image.container.image_path, image.container.image, repinned))
     return repins
 
 

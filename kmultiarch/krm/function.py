@@ -224,6 +224,7 @@ def run_function(
     if failed:
         # As with mutate: when the run fails, no item is changed; the results say why.
         outcome.operations.clear()
+        outcome.repins.clear()
     output = FunctionOutput("", 1 if failed else 0, findings, value)
     outcome.operations.append(_results_operation(value, output.results))
     result.apply_edits()

@@ -136,6 +136,17 @@ def test_spec_repin_digests_makes_mutate_and_the_krm_function_repin(
     assert pod["tolerations"][0]["value"] == "arm64"
     assert "spec.repinDigests rewrites it" in mutated.stderr
 
+    patched = run_kmultiarch(
+        ["mutate", "--output", "patch", "--config", str(config), str(manifest)], env=env
+    )
+    assert patched.returncode == 0, patched.stderr
+    [entry] = json.loads(patched.stdout)
+    assert {
+        "op": "replace",
+        "path": "/spec/template/spec/containers/0/image",
+        "value": pinned.replace(child, index),
+    } in entry["patch"]
+
     policy = yaml.safe_load(config.read_text())
     resource_list = {
         "apiVersion": "config.kubernetes.io/v1",

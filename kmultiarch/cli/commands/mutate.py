@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import report_findings, resolve_and_run
 from kmultiarch.core.findings import count_of
+from kmultiarch.core.patch import json_pointer
 from kmultiarch.engine import EngineResult, summarise
 from kmultiarch.errors import InputError, WriteError
 from kmultiarch.io.inputs import collect_inputs, write_all_atomically
@@ -74,7 +75,7 @@ def patches(result: EngineResult) -> list[dict[str, object]]:
     entries: list[dict[str, object]] = []
     for source, outcomes in result.documents.items():
         for outcome in outcomes:
-            if not outcome.operations:
+            if not outcome.operations and not outcome.repins:
                 continue
             value = outcome.document.value
             metadata = value.get("metadata", {}) if isinstance(value, dict) else {}
@@ -86,7 +87,14 @@ def patches(result: EngineResult) -> list[dict[str, object]]:
                     "kind": value.get("kind") if isinstance(value, dict) else None,
                     "name": metadata.get("name") if isinstance(metadata, dict) else None,
                     "namespace": metadata.get("namespace") if isinstance(metadata, dict) else None,
-                    "patch": [operation.as_json() for operation in outcome.operations],
+                    "patch": [
+                        *(operation.as_json() for operation in outcome.operations),
+                        # spec.repinDigests: the image field, written with the index digest
+                        *(
+                            {"op": "replace", "path": json_pointer(path), "value": repinned}
+                            for path, _, repinned in outcome.repins
+                        ),
+                    ],
                 }
             )
     return entries
