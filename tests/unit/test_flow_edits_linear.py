@@ -9,6 +9,7 @@ the operations give when spliced one at a time."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 from unittest import mock
@@ -138,11 +139,17 @@ def paths_in(value: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...
 @st.composite
 def edits(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
     root = draw(st.dictionaries(keys, values, min_size=1, max_size=4))
-    style = draw(st.sampled_from(["indent-2", "indent-4", "compact", "spaced"]))
+    style = draw(
+        st.sampled_from(["indent-2", "indent-4", "compact", "spaced", "yaml-2", "yaml-spaced"])
+    )
     if style.startswith("indent"):
         text = json.dumps(root, indent=int(style[-1]))
     elif style == "compact":
         text = json.dumps(root, separators=(",", ":"))
+    elif style == "yaml-2":  # YAML flow: plain keys, one member a line
+        text = re.sub(r'"([a-z-]+)":', r"\1:", json.dumps(root, indent=2))
+    elif style == "yaml-spaced":
+        text = re.sub(r'"([a-z-]+)":', r"\1:", json.dumps(root))
     else:
         text = json.dumps(root)
     value: object = root
