@@ -37,6 +37,8 @@ __all__ = [
     "Pointer",
     "api_group",
     "catalogue_by_kind",
+    "blocked_by_position",
+    "by_position",
     "effective_fields",
     "expand",
     "holds",
@@ -843,6 +845,14 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                     (_image("/spec/image"), *_flink_containers("")),
                     creates=2,
                     pod_spec=True,
+                    inherits=Inheritance(
+                        _p("/spec/podTemplate/spec"),
+                        (
+                            ("tolerations", "by-position"),
+                            ("affinity", "by-position"),
+                            ("nodeSelector", "merge-by-key"),
+                        ),
+                    ),
                     cites=_FLINK_MERGE,
                 )
                 for role in ("jobManager", "taskManager")
@@ -1202,11 +1212,19 @@ def image_lookup(
 
 
 def effective_fields(
-    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder: Mapping[str, object],
+    blocked: Collection[str] = (),
 ) -> tuple[dict[str, object], frozenset[str]]:
     """What the pods of a placement instance take from the object it is merged over: (the
     merged value of each field that differs from the placement's own, the fields the placement
-    must not be written in: those the pods take, wholly or partly, from the shared object)."""
+    must not be written in: those the pods take, wholly or partly, from the shared object).
+
+    A field merged ``by-position`` is written into the placement, whole as merged, when the
+    shared object may not be written there (``blocked``: another placement merged over it
+    sets the field, so an item appended to the shared list would meet one of its own);
+    otherwise the shared object's own placement writes it."""
     inheritance = placement.inherits
     if inheritance is None:
         return {}, frozenset()
@@ -1222,30 +1240,75 @@ def effective_fields(
                 if base is not None:
                     merged[name] = base
             continue
+        if merge == "by-position":
+            if name not in blocked:
+                read_only.add(name)
+            if base is not None:
+                merged[name] = base if own is None else by_position(base, own)
+            continue
         read_only.add(name)
         if merge == "merge-by-key" and isinstance(base, Mapping) and base:
             merged[name] = {**base, **(own if isinstance(own, Mapping) else {})}
         elif merge == "append" and isinstance(base, list) and base:
             merged[name] = [*base, *(own if isinstance(own, list) else [])]
-        elif merge == "by-position" and isinstance(base, list) and base:
-            mine = own if isinstance(own, list) else []
-            merged[name] = [
-                _merged_item(base[i] if i < len(base) else None, mine[i] if i < len(mine) else None)
-                for i in range(max(len(base), len(mine)))
-            ]
     return merged, frozenset(read_only)
 
 
-def _merged_item(base: object, own: object) -> object:
-    """Two list items merged as Flink merges pod templates: maps key by key (the more specific
-    winning, recursively), anything else replaced by the more specific one when it is set."""
+def blocked_by_position(
+    resource: Mapping[str, object], placements: Sequence[Placement]
+) -> dict[ConcretePath, frozenset[str]]:
+    """Per shared object, the fields merged ``by-position`` that a placement merged over it
+    sets: appending to the shared object's list there would put an item at a position one of
+    the placement's own items is merged onto (Flink's mergeArray), so it is written into each
+    such placement instead."""
+    blocked: dict[ConcretePath, set[str]] = {}
+    for placement in placements:
+        inheritance = placement.inherits
+        fields = (
+            [name for name, merge in inheritance.fields if merge == "by-position"]
+            if (inheritance is not None)
+            else []
+        )
+        if inheritance is None or not fields:
+            continue
+        for _, holder in expand(resource, placement.path):
+            if not isinstance(holder, Mapping):
+                continue
+            for name in fields:
+                if holder.get(name) not in (None, [], {}):
+                    blocked.setdefault(inheritance.path, set()).add(name)
+    return {path: frozenset(names) for path, names in blocked.items()}
+
+
+def by_position(base: object, own: object) -> object:
+    """``own`` merged onto ``base`` as the Flink operator merges pod templates (FlinkUtils
+    mergeInto, mergeArray with merge-arrays-by-name off): objects key by key, recursively;
+    lists item by item, an object item merged onto the one at its position, a longer list's
+    extra items appended, any other item keeping the shared one; a scalar replaced."""
     if isinstance(base, Mapping) and isinstance(own, Mapping):
-        keys = [*base, *(key for key in own if key not in base)]
-        return {
-            key: _merged_item(base.get(key), own.get(key)) if key in own else base[key]
-            for key in keys
-        }
-    return base if own is None else own
+        merged = dict(base)
+        for key, value in own.items():
+            current = merged.get(key)
+            if isinstance(current, list) and isinstance(value, list):
+                merged[key] = _by_position_list(current, value)
+            elif isinstance(current, Mapping):
+                merged[key] = by_position(current, value) if isinstance(value, Mapping) else current
+            else:
+                merged[key] = value
+        return merged
+    if isinstance(base, list) and isinstance(own, list):
+        return _by_position_list(base, own)
+    return own
+
+
+def _by_position_list(base: list[object], own: list[object]) -> list[object]:
+    merged = list(base)
+    for position, item in enumerate(own):
+        if position >= len(merged):
+            merged.append(item)
+        elif isinstance(merged[position], Mapping) and isinstance(item, Mapping):
+            merged[position] = by_position(merged[position], item)
+    return merged
 
 
 # -- writing into a placement ------------------------------------------------------------------

@@ -21,6 +21,7 @@ from kmultiarch.core.operators import (
     OperatorKind,
     Placement,
     api_group,
+    blocked_by_position,
     catalogue_by_kind,
     effective_fields,
     holds,
@@ -263,6 +264,7 @@ def _placement_targets(
     value of the wrong type is a target that cannot be placed (a warning names the field)."""
     seen: set[ConcretePath] = set()
     api_version = resource.get("apiVersion")
+    blocked = blocked_by_position(resource, entry.placements)
     for placement in entry.placements:
         if not placement.applies_to(str(api_version)) or not placement.exists_in(resource):
             continue  # a field of another version of the API, or pods the operator never makes
@@ -308,7 +310,13 @@ def _placement_targets(
                     ContainerImage((), "operator", image, added_by="operator")
                     for image in entry.operator_images
                 )
-            inherited, read_only = effective_fields(resource, placement, holder)
+            shared = placement.inherits.path if placement.inherits is not None else None
+            inherited, read_only = effective_fields(
+                resource, placement, holder, blocked.get(shared, ()) if shared else ()
+            )
+            # A shared object that placements merged over by position set a field of: not
+            # written there (their own items would meet what is appended), but into each.
+            read_only |= blocked.get(holder_path, frozenset())
             if _takes_all_from_shared(placement, read_only):
                 continue  # its pods are placed by the shared object alone: judged there
             template = _template_of(resource, holder_path) if placement.pod_spec else {}

@@ -353,3 +353,96 @@ def test_bad_inherits_name_the_key(inherits: str, message: str) -> None:
             "  podSpecs:\n  - apiVersion: x/v1\n    kind: X\n"
             f"    placements: [{{path: /spec/b, inherits: {inherits}}}]\n"
         )
+
+
+# -- Flink: role templates merged over the common one by position ---------------------------
+
+FLINK = """\
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: f}
+spec:
+  image: registry.test/flink:1.20
+  podTemplate:
+    spec:
+      tolerations: [{key: dedicated, operator: Equal, value: flink, effect: NoSchedule}]
+  jobManager:
+    podTemplate:
+      spec:
+        tolerations: [{key: jm, operator: Exists}]
+  taskManager: {resource: {cpu: 1}}
+"""
+
+
+def _flink_merge(to: object, source: object) -> object:
+    """The oracle: FlinkUtils.mergeInto / mergeArray (merge-arrays-by-name off), written
+    apart from the code under test."""
+    if isinstance(to, dict) and isinstance(source, dict):
+        out = dict(to)
+        for key, value in source.items():
+            if isinstance(out.get(key), list) and isinstance(value, list):
+                items = list(out[key])
+                for i, item in enumerate(value):
+                    if i >= len(items):
+                        items.append(item)
+                    elif isinstance(items[i], dict) and isinstance(item, dict):
+                        items[i] = _flink_merge(items[i], item)
+                out[key] = items
+            elif isinstance(out.get(key), dict):
+                out[key] = _flink_merge(out[key], value) if isinstance(value, dict) else out[key]
+            else:
+                out[key] = value
+        return out
+    return source
+
+
+def _flink_effective(spec: Mapping[str, object], role: str) -> object:
+    common = spec.get("podTemplate", {}).get("spec", {})  # type: ignore[attr-defined]
+    own = spec.get(role, {}).get("podTemplate", {}).get("spec")  # type: ignore[attr-defined]
+    return _flink_merge(common, own) if own is not None else common
+
+
+def test_a_flink_toleration_never_lands_on_a_position_a_role_merges_onto() -> None:
+    """FlinkUtils mergeArray: the JobManager's tolerations are merged onto the common ones
+    item by item; appending to the common list would put the arm64 toleration where the
+    JobManager's second one would be merged onto it, and a toleration written into the role
+    template alone overwrote the common template's first one. Each pod ends with every
+    toleration the user wrote (as Flink merges them) and the arm64 one."""
+    (flink,), result = _mutate(FLINK)
+    spec = flink["spec"]  # type: ignore[index]
+    jm = _flink_effective(spec, "jobManager")["tolerations"]  # type: ignore[index]
+    tm = _flink_effective(spec, "taskManager")["tolerations"]  # type: ignore[index]
+    dedicated = {"key": "dedicated", "operator": "Equal", "value": "flink", "effect": "NoSchedule"}
+    # Flink itself merges the JobManager's first toleration onto the common first one.
+    assert jm == [{**dedicated, "key": "jm", "operator": "Exists"}, ARM64_TOLERATION]
+    assert tm == [dedicated, ARM64_TOLERATION]
+    # The common list was not appended to (the JobManager's list sets that position).
+    assert spec["podTemplate"]["spec"]["tolerations"] == [dedicated]
+    again, _ = _mutate(result.stream())
+    assert again == [flink]
+
+
+def test_a_flink_role_with_its_own_node_affinity_and_the_role_without_both_get_the_term() -> None:
+    text = (
+        "apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata: {name: f}\n"
+        "spec:\n  image: registry.test/flink-amd64:1.20\n  jobManager:\n    podTemplate:\n"
+        "      spec:\n        affinity:\n          nodeAffinity:\n"
+        "            requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "              nodeSelectorTerms:\n              - matchExpressions:\n"
+        "                - {key: disk, operator: Exists}\n  taskManager: {replicas: 2}\n"
+    )
+    (flink,), _ = _mutate(text)
+    spec = flink["spec"]  # type: ignore[index]
+    for role in ("jobManager", "taskManager"):
+        terms = _flink_effective(spec, role)["affinity"]["nodeAffinity"][  # type: ignore[index]
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]["nodeSelectorTerms"]
+        assert all(
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+            in term["matchExpressions"]
+            for term in terms
+        ), role
+    jm_terms = spec["jobManager"]["podTemplate"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert jm_terms[0]["matchExpressions"][0] == {"key": "disk", "operator": "Exists"}
