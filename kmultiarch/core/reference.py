@@ -37,6 +37,9 @@ _DOMAIN = re.compile(
 _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*\Z")
 _TAG = re.compile(r"[\w][\w.-]{0,127}\Z", re.ASCII)
 _HEX64 = re.compile(r"[a-f0-9]{64}\Z")
+#: References already parsed, by their text (bounded: a stream names a few hundred at most).
+_PARSED: dict[str, ImageRef] = {}
+_PARSED_KEPT = 4096
 
 
 def is_tag(text: str) -> bool:
@@ -61,6 +64,20 @@ class ImageRef:
     @classmethod
     def parse(cls, text: str) -> ImageRef:
         """Parse and normalise ``text``; raise :class:`InvalidReferenceError` naming it."""
+        if cls is ImageRef:
+            # A stream names the same few images in every pod: each text is parsed once (the
+            # result is immutable; refusals are not kept, they raise again).
+            known = _PARSED.get(text) if isinstance(text, str) else None
+            if known is not None:
+                return known
+            parsed = cls._parse(text)
+            if len(_PARSED) < _PARSED_KEPT:
+                _PARSED[text] = parsed
+            return parsed
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> ImageRef:
         if not isinstance(text, str) or not text:
             raise InvalidReferenceError(f"invalid image reference {text!r}: it is empty")
         if text != text.strip() or any(c.isspace() for c in text):

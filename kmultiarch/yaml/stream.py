@@ -172,8 +172,11 @@ class SourceDocument:
     @property
     def value(self) -> object:
         if self._value is _UNREAD:
-            with cyclic_gc_paused():
-                self._read()
+            if gc.isenabled():
+                with cyclic_gc_paused():
+                    self._read()
+            else:
+                self._read()  # a caller paused the collector for all it reads
         return self._value
 
     @property
