@@ -31,6 +31,7 @@ from kmultiarch.core.scope import DEFAULT_NAMESPACE, ResourcePath, resources_in
 from kmultiarch.core.triage import (
     FAILURE_TEXT,
     ClusterState,
+    CommandLine,
     Diagnosis,
     Evidence,
     ImageFacts,
@@ -39,6 +40,7 @@ from kmultiarch.core.triage import (
     PodFailure,
     TemplateFacts,
     classify,
+    plain_command,
 )
 from kmultiarch.engine import EngineResult, ImageOutcome, PodOutcome
 from kmultiarch.errors import InvalidReferenceError
@@ -180,10 +182,12 @@ def triage(
     namespace: str = DEFAULT_NAMESPACE,
     cluster_files: Sequence[str] = (),
     tags: Mapping[str, Resolution] | None = None,
+    command: CommandLine = plain_command,
 ) -> TriageResult:
     """Trace and classify every failure (``failing``, from :func:`~kmultiarch.core.triage.
     failures`); ``result``: the engine over the manifests and :func:`cluster_source`;
-    ``tags``: the answers for :func:`pinned_tags`, by image."""
+    ``tags``: the answers for :func:`pinned_tags`, by image; ``command``: how the commands
+    the user is told to run are written (the CLI's carry its options)."""
     chains = [owner_chain(failure.pod, state) for failure in failing]
     kinds = {key[1] for chain in chains for key, _ in chain} | {"Pod"}
     index = _ManifestIndex(result, policy, namespace or DEFAULT_NAMESPACE, kinds)
@@ -207,6 +211,7 @@ def triage(
             manifests_given=manifests_given,
             owner=owner.display_name,
             cluster_architectures=cluster_architectures,
+            command=command,
         )
         if diagnosis is None:
             continue

@@ -6,7 +6,7 @@ Component's refresh command and the lock's own commands cannot drift apart."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.scope import DEFAULT_NAMESPACE
@@ -18,7 +18,15 @@ if TYPE_CHECKING:
 STDIN_PLACEHOLDER = "MANIFESTS"
 
 
-def shaping_options(options: RunOptions, *, with_lock: bool = True) -> list[str]:
+#: Commands that do not take every shaping option: ``verify`` reads the registry itself (no
+#: lock, no --verify: it is the verification), ``inspect`` only resolves.
+_WITHOUT_LOCK = frozenset({"verify"})
+_WITHOUT_VERIFY = frozenset({"verify", "inspect"})
+
+
+def shaping_options(
+    options: RunOptions, *, with_lock: bool = True, with_verify: bool = True
+) -> list[str]:
     """The command-line words that shaped this run's decisions, in the order ``--help`` lists
     them. ``with_lock=False`` for ``lock`` itself, which asks every registry afresh."""
     request = options.request
@@ -31,7 +39,7 @@ def shaping_options(options: RunOptions, *, with_lock: bool = True) -> list[str]
         words.append("--offline")
     if request.namespace and request.namespace != DEFAULT_NAMESPACE:
         words += ["--namespace", request.namespace]
-    if request.verify is not None:
+    if with_verify and request.verify is not None:
         words += ["--verify", request.verify]
     return words
 
@@ -45,9 +53,21 @@ def command_line(
     before_files: Sequence[str] = (),
     after_files: Sequence[str] = (),
 ) -> str:
-    """``kmultiarch VERB [the run's options] BEFORE FILES AFTER``, shell-quoted. With no file
-    (or only ``-``) the manifests came on standard input: ``< MANIFESTS`` says so."""
+    """``kmultiarch VERB [the run's options] BEFORE FILES AFTER``, shell-quoted, with the
+    options VERB takes. With no file (or only ``-``) the manifests came on standard input:
+    ``< MANIFESTS`` says so; ``verify`` and ``inspect`` take images, never stdin."""
     named = [name for name in files if name != "-"]
-    words = ["kmultiarch", *verb, *shaping_options(options, with_lock=with_lock)]
+    shaping = shaping_options(
+        options,
+        with_lock=with_lock and verb[0] not in _WITHOUT_LOCK,
+        with_verify=verb[0] not in _WITHOUT_VERIFY,
+    )
+    words = ["kmultiarch", *verb, *shaping]
     command = shlex.join([*words, *before_files, *named, *after_files])
-    return command if named else f"{command} < {STDIN_PLACEHOLDER}"
+    reads_stdin = not named and verb[0] not in _WITHOUT_VERIFY
+    return f"{command} < {STDIN_PLACEHOLDER}" if reads_stdin else command
+
+
+def command_for(options: RunOptions) -> Callable[[Sequence[str], Sequence[str]], str]:
+    """:func:`command_line` for these options, as the pure core asks for one (triage)."""
+    return lambda verb, arguments: command_line(options, verb, arguments)

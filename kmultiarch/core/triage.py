@@ -49,7 +49,8 @@ the engine, joined by :mod:`kmultiarch.assess.triage`):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import shlex
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -929,6 +930,17 @@ class Diagnosis:
     next_step: str
 
 
+#: How a command the user is told to run is written: its words (``("fix",)``) and arguments
+#: to one shell-quoted line. The CLI's carries the options of the triage run (its policy, its
+#: lock...), so that pasted as printed the command decides as triage did.
+CommandLine = Callable[[Sequence[str], Sequence[str]], str]
+
+
+def plain_command(verb: Sequence[str], arguments: Sequence[str]) -> str:
+    """``kmultiarch VERB ARGUMENTS``, shell-quoted, with no option."""
+    return shlex.join(["kmultiarch", *verb, *arguments])
+
+
 def classify(
     failure: PodFailure,
     images: Sequence[ImageFacts],
@@ -938,6 +950,7 @@ def classify(
     manifests_given: bool,
     owner: str,
     cluster_architectures: frozenset[str] = frozenset(),
+    command: CommandLine = plain_command,
 ) -> Diagnosis | None:
     """The cause of one failure and what to do; None when a scheduling failure turns out not
     to concern the architecture. ``template``: the workload's template found in the manifests
@@ -948,10 +961,17 @@ def classify(
     ] or list(images)
     if failure.kind in ("unschedulable", "no-scale-up"):
         return _scheduling_cause(
-            failure, involved, template, pod_view, manifests_given, owner, cluster_architectures
+            failure,
+            involved,
+            template,
+            pod_view,
+            manifests_given,
+            owner,
+            cluster_architectures,
+            command,
         )
     node_platform = failure.node.platform if failure.node is not None else None
-    fix = _fix_command(template)
+    fix = _fix_command(template, command)
     pinned = _pinned(involved, node_platform, template)
     if pinned is not None:
         detail, instead = pinned
@@ -976,7 +996,7 @@ def classify(
                 "image-lies",
                 f"the registry of {image.image} lists {node_platform}, the node's platform, yet "
                 f"container {image.container!r} died there with exec format error{verdict}",
-                f"kmultiarch verify {image.image}",
+                command(("verify",), (image.image,)),
             )
     if any(image.platforms is None for image in involved) and (
         template is None or template.status == "unresolved"
@@ -985,12 +1005,12 @@ def classify(
         return Diagnosis(
             "undetermined",
             f"the platforms of {unknown.image} are not known (it could not be resolved)",
-            f"kmultiarch inspect {unknown.image}",
+            command(("inspect",), (unknown.image,)),
         )
     if template is None:
         return _without_template(pod_view, manifests_given, owner, "")
     if template.status == "needs-change":
-        return _missing(template, owner)
+        return _missing(template, owner, command)
     if template.status in ("no-common-platform", "scheduling-conflict"):
         return Diagnosis(
             "over-constrained",
@@ -998,7 +1018,7 @@ def classify(
             f"change the nodeSelector/affinity in {template.source}:{template.line}",
         )
     if template.status in _NOT_PLACED:
-        return _not_placed(template, pod_view)
+        return _not_placed(template, pod_view, command)
     view = _view_text(pod_view)
     if view:
         return Diagnosis(
@@ -1007,19 +1027,19 @@ def classify(
             f"cluster runs another render than the files ({view})",
             f"deploy {template.source} again (render and apply it)",
         )
-    images_text = ", ".join(dict.fromkeys(image.image for image in involved))
+    involved_images = list(dict.fromkeys(image.image for image in involved))
     if failure.kind == "exec-format-error":
         return Diagnosis(
             "image-lies",
             "the pod is kept to platforms its images' registries list (its node is not in the "
             "dump), yet it died with exec format error",
-            f"kmultiarch verify {images_text}",
+            command(("verify",), involved_images),
         )
     return Diagnosis(
         "undetermined",
         "the pod is kept to platforms its images' registries list, yet no image was found for "
         "its node: the tag may have moved since the pull",
-        f"kmultiarch inspect {images_text}",
+        command(("inspect",), involved_images),
     )
 
 
@@ -1028,42 +1048,44 @@ _NOT_PLACED: dict[str, tuple[str, str]] = {
     "unknown": (
         "is of a kind kmultiarch does not place",
         "declare where its pods' scheduling fields go in the policy's spec.podSpecs "
-        "(docs/operators.md), then run `kmultiarch fix {file}`",
+        "(docs/operators.md), then run `{fix}`",
     ),
     "chosen-by-operator": (
         "names no image: its operator chooses one",
         "name the image in {file}, or declare the kind's defaultImages in spec.podSpecs, then "
-        "run `kmultiarch fix {file}`",
+        "run `{fix}`",
     ),
     "excluded": (
         "is out of the policy's scope (spec.exclude, spec.mode: optIn)",
-        "bring it into scope and run `kmultiarch fix {file}`, or add the constraint by hand",
+        "bring it into scope and run `{fix}`, or add the constraint by hand",
     ),
     "skipped": (
         "is opted out (kmultiarch.dev/skip)",
-        "remove the annotation and run `kmultiarch fix {file}`, or add the constraint by hand",
+        "remove the annotation and run `{fix}`, or add the constraint by hand",
     ),
 }
 
 
-def _not_placed(template: TemplateFacts, pod_view: TemplateFacts | None) -> Diagnosis:
+def _not_placed(
+    template: TemplateFacts, pod_view: TemplateFacts | None, command: CommandLine
+) -> Diagnosis:
     why, step = _NOT_PLACED[template.status]
     view = _view_text(pod_view)
     return Diagnosis(
         "missing-constraint",
         f"{template.resource.display_name} {why}" + (f"; {view}" if view else ""),
-        step.format(file=template.source),
+        step.format(file=template.source, fix=command(("fix",), (template.source,))),
     )
 
 
-def _fix_command(template: TemplateFacts | None) -> str:
+def _fix_command(template: TemplateFacts | None, command: CommandLine) -> str:
     if template is None or not template.source or template.source.startswith("<"):
         return ""
-    return f"kmultiarch fix {template.source}"
+    return command(("fix",), (template.source,))
 
 
-def _missing(template: TemplateFacts, owner: str) -> Diagnosis:
-    fix = _fix_command(template)
+def _missing(template: TemplateFacts, owner: str, command: CommandLine) -> Diagnosis:
+    fix = _fix_command(template, command)
     return Diagnosis(
         "missing-constraint",
         f"{template.resource.display_name} lacks what mutate would add: "
@@ -1100,6 +1122,7 @@ def _scheduling_cause(
     manifests_given: bool,
     owner: str,
     cluster: frozenset[str],
+    command: CommandLine,
 ) -> Diagnosis | None:
     runs_on = _architectures(images)
     # An arch taint of nodes the images do not run on is not why the pod waits.
@@ -1112,7 +1135,7 @@ def _scheduling_cause(
     if taints and view is not None and view.status == "needs-change":
         if template is None:
             return _without_template(pod_view, manifests_given, owner, "")
-        return _missing(template, owner)
+        return _missing(template, owner, command)
     problem = ""
     if taints:
         taint = taints[0]

@@ -119,3 +119,30 @@ def test_manifests_on_stdin_get_the_mutate_command(workdir: Path, env: dict[str,
     assert mutated.returncode == 0, mutated.stderr
     again = run_kmultiarch(["check", *OPTIONS, "-"], env=env, stdin=mutated.stdout, cwd=workdir)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_the_fix_command_triage_prints_runs_as_printed(tmp_path: Path, env: dict[str, str]) -> None:
+    """triage's next step for a missing constraint is ``fix`` with triage's own options (its
+    lock, offline): run as printed, the manifest gains the constraint, and triage then says
+    the cluster runs another render than the files, no longer that the files lack it."""
+    shop = tmp_path / "shop"
+    shutil.copytree(REPO / "tests" / "fixtures" / "triage" / "shop", shop)
+    arguments = ["triage", "deploy/", "--cluster", "cluster.json", "--lock", "kmultiarch.lock"]
+    arguments += ["--offline", "-o", "json"]
+    before = run_kmultiarch(arguments, env=env, cwd=shop)
+    assert before.returncode == 1, before.stderr
+    (agent,) = [f for f in before.json()["failures"] if f["workload"]["name"] == "node-agent"]
+    assert agent["cause"] == "missing-constraint"
+    command = agent["next"]
+    assert shlex.split(command)[:5] == [
+        "kmultiarch",
+        "fix",
+        "--lock",
+        "kmultiarch.lock",
+        "--offline",
+    ]
+    ran = subprocess.run(["bash", "-c", command], cwd=shop, env=env, capture_output=True, text=True)
+    assert ran.returncode == 1, ran.stderr  # it changed the file
+    after = run_kmultiarch(arguments, env=env, cwd=shop)
+    (agent,) = [f for f in after.json()["failures"] if f["workload"]["name"] == "node-agent"]
+    assert "another render" in agent["detail"], agent

@@ -56,7 +56,7 @@ def test_each_cause_is_found_with_its_file_line_and_command(shop: Path) -> None:
             "missing-constraint",
             "deploy/node-agent.yaml",
             14,
-            "kmultiarch fix deploy/node-agent.yaml",
+            "kmultiarch fix --lock kmultiarch.lock --offline deploy/node-agent.yaml",
         ),
         "Deployment storefront": (
             "image-lies",
@@ -69,7 +69,7 @@ def test_each_cause_is_found_with_its_file_line_and_command(shop: Path) -> None:
             "deploy/nightly-report.yaml",
             11,
             f"pin registry.example/shop/report:3.1@{REPORT_INDEX} instead, then run "
-            "`kmultiarch fix deploy/nightly-report.yaml`",
+            "`kmultiarch fix --lock kmultiarch.lock --offline deploy/nightly-report.yaml`",
         ),
         "Deployment search": (
             "over-constrained",
@@ -363,7 +363,7 @@ def test_a_custom_resources_pods_are_traced_to_it(shop: Path) -> None:
         "Kibana shop/logs",
     ]
     assert failure["cause"] == "missing-constraint"
-    assert failure["next"] == "kmultiarch fix eck/kibana.yaml"
+    assert failure["next"] == "kmultiarch fix --lock kmultiarch.lock --offline eck/kibana.yaml"
 
 
 BAD_INPUT = [

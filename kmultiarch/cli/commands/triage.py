@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from kmultiarch.assess.triage import cluster_source, pinned_tags, triage
+from kmultiarch.cli.hints import command_for
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.triage import ARCH_LABEL, failures
 from kmultiarch.io.clusterdump import DumpLimits, read_cluster
@@ -63,6 +64,7 @@ def triage_cluster(
         namespace=options.request.namespace,
         cluster_files=["<stdin>" if name == "-" else name for name in clusters],
         tags=_tag_answers(options, policy, pinned_tags(failing)),
+        command=command_for(options),
     )
     sys.stdout.write(FORMATTERS[output or default_format()](triaged))
     sys.stdout.flush()
