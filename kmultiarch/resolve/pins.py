@@ -28,6 +28,7 @@ from kmultiarch.errors import KmultiarchError
 
 if TYPE_CHECKING:
     # The network stack is imported by the runs that ask a tag, not by every run (issue 32).
+    from kmultiarch.core.lock import ImageLock
     from kmultiarch.registry.client import RegistryClient
     from kmultiarch.resolve.cache import ResolutionCache
 
@@ -121,6 +122,28 @@ async def _pin(
     if reference.digest not in children:
         return DigestPin(reference.tag, digest, moved=True)
     return DigestPin(reference.tag, digest, children[reference.digest])
+
+
+def lock_pins(lock: ImageLock, resolutions: Iterable[Resolution]) -> dict[ImageRef, DigestPin]:
+    """``NAME@DIGEST`` without a tag: a pin of one platform when the lock records an index of
+    the repository listing that digest (``lock --verify`` records each platform manifest's
+    digest with its verdict). Nothing is asked: the lock is all there is to go on."""
+    pins: dict[ImageRef, DigestPin] = {}
+    for resolution in resolutions:
+        reference = resolution.reference
+        if not resolution.ok or reference.tag is not None or reference.digest is None:
+            continue
+        for entry in lock.entries.values():
+            if entry.reference.name != reference.name or entry.digest == reference.digest:
+                continue
+            platform = next(
+                (v.platform for v in entry.verified or () if v.digest == reference.digest), None
+            )
+            if platform is not None:
+                tag = entry.reference.tag or entry.digest
+                pins[reference] = DigestPin(tag, entry.digest, platform)
+                break
+    return pins
 
 
 def with_pins(

@@ -147,17 +147,19 @@ class Session:
         return self._verified(resolved)
 
     def _with_pins(self, resolved: dict[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
-        """References pinned as ``NAME:TAG@DIGEST``: what the tag names now, when the digest is
-        not it (a platform manifest of its index, or a tag that moved); offline, nothing."""
-        from kmultiarch.resolve.pins import pinned
+        """References pinned to one platform's manifest: ``NAME:TAG@DIGEST`` against what the
+        tag names now (a platform manifest of its index, or a tag that moved; offline,
+        nothing), ``NAME@DIGEST`` against the indexes the lock records."""
+        from kmultiarch.resolve.pins import lock_pins, pinned, with_pins
 
-        if self.config.offline or not pinned(resolved.values()):
-            return resolved
-        import asyncio
+        pins = lock_pins(self.lock, resolved.values()) if self.lock is not None else {}
+        if not self.config.offline and pinned(resolved.values()):
+            import asyncio
 
-        from kmultiarch.resolve.pins import tag_pins, with_pins
+            from kmultiarch.resolve.pins import tag_pins
 
-        pins = asyncio.run(tag_pins(self.resolver.client_factory(), resolved.values(), self.cache))
+            client = self.resolver.client_factory()
+            pins.update(asyncio.run(tag_pins(client, resolved.values(), self.cache)))
         return with_pins(resolved, pins) if pins else resolved
 
     def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:

@@ -186,3 +186,41 @@ def test_a_pin_to_the_tags_own_index_costs_a_head_once_then_nothing(
     second = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
     assert second.returncode == first.returncode
     assert warm.requests() == []
+
+
+def test_a_digest_without_a_tag_is_a_pin_when_the_lock_knows_its_index(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """NAME@DIGEST names no tag to ask: it is reported when the lock records an index of the
+    repository listing the digest (lock --verify records each platform manifest's digest),
+    offline too; without such a lock, nothing is said."""
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    tagged = tmp_path / "tagged.yaml"
+    tagged.write_text(deployment("web", [f"{TEST_HOST}/{seeded.repository}:{seeded.tag}"]))
+    lock = tmp_path / "kmultiarch.lock"
+    locked = run_kmultiarch(
+        ["lock", "--verify", "warn", "--config", str(config), "-o", str(lock), str(tagged)],
+        env=env,
+    )
+    assert locked.returncode == 0, locked.stderr
+    assert child in lock.read_text()
+
+    bare = f"{TEST_HOST}/{seeded.repository}@{child}"
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [bare]))
+    without = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert "platform-pinned-digest" not in without.stdout + without.stderr
+
+    checked = run_kmultiarch(
+        ["check", "--lock", str(lock), "--config", str(config), str(manifest)], env=env
+    )
+    assert checked.returncode == 1
+    assert "[platform-pinned-digest]" in checked.stdout
+    assert f"pin the index {seeded.digest} instead" in checked.stdout
+    fixed = run_kmultiarch(
+        ["fix", "--repin", "--lock", str(lock), "--config", str(config), str(manifest)], env=env
+    )
+    assert fixed.returncode == 1, fixed.stderr
+    assert f"image: {TEST_HOST}/{seeded.repository}@{seeded.digest}\n" in manifest.read_text()
