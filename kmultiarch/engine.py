@@ -838,7 +838,9 @@ def _decide(
         plan = dataclass_replace(plan, operations=tuple(operations))
     if target.placement is not None:
         # Written in the placement's own shape, creating what it lacks.
-        operations = in_shape(plan.operations, target.path, shape, target.read_only)
+        operations = in_shape(
+            plan.operations, target.path, shape, target.read_only, target.affinity_defaults
+        )
         plan = dataclass_replace(
             plan, operations=tuple(materialized(operations, target.path, target.missing))
         )

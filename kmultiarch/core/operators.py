@@ -48,6 +48,7 @@ __all__ = [
     "materialized",
     "placement_problems",
     "resolved_default",
+    "resolved_object",
     "scheduling_view",
     "type_name",
     "walk",
@@ -170,6 +171,11 @@ class Placement:
     #: of ``unless`` (an OpenTelemetryCollector in ``mode: sidecar`` makes no pod).
     when: tuple[Condition, ...] = ()
     unless: tuple[Condition, ...] = ()
+    #: What the operator puts in the pod's ``affinity`` when the placement has none, and drops
+    #: once it has one (ECK's DefaultAffinity, set only when the template's is nil): written
+    #: beside the constraint when kmultiarch creates ``affinity``, so the constraint does not
+    #: cost the user that default. String values may be templates (``{/metadata/name}``).
+    default_affinity: Mapping[str, object] | None = None
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -268,6 +274,7 @@ def _pod_template_kind(
     """An ECK-style kind: a pod template whose spec the operator merges into its own; the main
     container runs spec.image, else the image ECK computes for spec.version (``templates``)."""
     monitored = kind in ("Elasticsearch", "Kibana", "Logstash")
+    default_affinity = _ES_DEFAULT_AFFINITY if kind == "Elasticsearch" else None
     return OperatorKind(
         group,
         kind,
@@ -280,9 +287,12 @@ def _pod_template_kind(
                 ),
                 creates=creates,
                 pod_spec=True,
-                cites=_ECK_IMAGE_CITE + (_ECK_MONITORING_CITE if monitored else "")
+                cites=_ECK_IMAGE_CITE
+                + (_ECK_MONITORING_CITE if monitored else "")
+                + (_ES_AFFINITY_CITE if default_affinity else "")
                 if templates
                 else "",
+                default_affinity=default_affinity,
             ),
         ),
         cites=cites,
@@ -301,6 +311,30 @@ _ECK_IMAGE_CITE = (
 )
 
 
+#: Elasticsearch's pods prefer nodes without another pod of the cluster, unless the pod
+#: template has an affinity of its own.
+_ES_DEFAULT_AFFINITY: Mapping[str, object] = {
+    "podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "labelSelector": {
+                        "matchLabels": {
+                            "elasticsearch.k8s.elastic.co/cluster-name": "{/metadata/name}"
+                        }
+                    },
+                    "topologyKey": "kubernetes.io/hostname",
+                },
+            }
+        ]
+    }
+}
+_ES_AFFINITY_CITE = (
+    "; default affinity: pkg/controller/elasticsearch/nodespec/defaults.go DefaultAffinity "
+    "(preferred pod anti-affinity by cluster name on kubernetes.io/hostname), applied by "
+    "podtemplate.go WithAffinity only when the template has none"
+)
 #: Stack monitoring: a Metricbeat and a Filebeat sidecar of the resource's version when its
 #: metrics or logs are shipped to an Elasticsearch.
 _ECK_MONITORING_SIDECARS = tuple(
@@ -1333,12 +1367,16 @@ def in_shape(
     path: ConcretePath,
     shape: str,
     read_only: Collection[str] = (),
+    affinity_defaults: Mapping[str, object] | None = None,
 ) -> list[PatchOperation]:
     """Operations planned on :func:`scheduling_view`, written in the placement's own shape:
     ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook. Those on a field of
     ``read_only`` are dropped: the pods take it from a shared object, written by its own
-    placement (:class:`Inheritance`)."""
+    placement (:class:`Inheritance`). An ``affinity`` created gets ``affinity_defaults``
+    beside the constraint (the operator's default it would otherwise drop)."""
     written = _in_shape(operations, path, shape)
+    if affinity_defaults:
+        written = [_with_defaults(operation, path, affinity_defaults) for operation in written]
     if not read_only:
         return written
     return [
@@ -1350,6 +1388,35 @@ def in_shape(
             and operation.relative_to(path).path[0] in read_only
         )
     ]
+
+
+def _with_defaults(
+    operation: PatchOperation, path: ConcretePath, defaults: Mapping[str, object]
+) -> PatchOperation:
+    if (
+        operation.op != "add"
+        or not operation.is_under(path)
+        or operation.relative_to(path).path != (_AFFINITY,)
+        or not isinstance(operation.value, Mapping)
+    ):
+        return operation
+    value = {**operation.value}
+    value.update({key: item for key, item in defaults.items() if key not in value})
+    return PatchOperation(operation.op, operation.path, value)
+
+
+def resolved_object(resource: Mapping[str, object], value: object) -> object | None:
+    """``value`` with the templates of its strings read in ``resource``
+    (:func:`resolved_default`); None when one cannot be."""
+    if isinstance(value, str):
+        return resolved_default(resource, value) if "{" in value else value
+    if isinstance(value, Mapping):
+        items = {key: resolved_object(resource, item) for key, item in value.items()}
+        return None if any(item is None for item in items.values()) else items
+    if isinstance(value, list):
+        listed = [resolved_object(resource, item) for item in value]
+        return None if any(item is None for item in listed) else listed
+    return value
 
 
 def _in_shape(

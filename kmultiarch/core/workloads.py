@@ -27,6 +27,7 @@ from kmultiarch.core.operators import (
     holds,
     image_lookup,
     resolved_default,
+    resolved_object,
     scheduling_view,
     type_name,
     walk,
@@ -158,6 +159,9 @@ class PodTarget:
     #: Fields of the mapping never written: its pods take them from a shared object, which its
     #: own placement writes (Rook's ``placement.all`` tolerations under ``placement.mon``).
     read_only: frozenset[str] = frozenset()
+    #: Written beside the constraint when an ``affinity`` is created (the operator's default
+    #: that any affinity of the template would replace: ECK's for Elasticsearch).
+    affinity_defaults: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def field_path(self) -> str:
@@ -332,6 +336,7 @@ def _placement_targets(
                 labels=_labels(template),
                 malformed=tuple(malformed),
                 read_only=read_only,
+                affinity_defaults=_affinity_defaults(resource, placement, holder),
             )
 
 
@@ -349,6 +354,16 @@ def _takes_all_from_shared(placement: Placement, read_only: frozenset[str]) -> b
         return False
     merged = {name for name, _ in placement.inherits.fields}
     return _WRITTEN_FIELDS[placement.shape] <= merged <= read_only
+
+
+def _affinity_defaults(
+    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+) -> Mapping[str, object]:
+    """The operator's default affinity to keep when kmultiarch creates the placement's."""
+    if placement.default_affinity is None or holder.get("affinity") is not None:
+        return {}
+    resolved = resolved_object(resource, placement.default_affinity)
+    return resolved if isinstance(resolved, Mapping) else {}
 
 
 def _expected(placement: Placement, depth: int) -> str:

@@ -302,3 +302,38 @@ def test_a_flink_role_pod_runs_the_common_templates_sidecars() -> None:
     assert spec["podTemplate"]["spec"]["affinity"] == ARCH_IN_AMD64
     # The JobManager's template sets no scheduling field: its pods take the common one's.
     assert "affinity" not in spec["jobManager"]["podTemplate"]["spec"]
+
+
+def test_an_elasticsearch_keeps_ecks_default_anti_affinity_when_affinity_is_written() -> None:
+    """podtemplate.go WithAffinity sets DefaultAffinity (prefer one pod of the cluster per
+    host) only when the pod template has no affinity: writing the arch constraint alone would
+    cost the user that default, so it is written beside it."""
+    (es,), _ = _run(
+        "apiVersion: elasticsearch.k8s.elastic.co/v1\nkind: Elasticsearch\n"
+        "metadata: {name: quickstart}\nspec:\n  version: 8.15.0\n"
+        "  image: registry.test/es-amd64:8.15.0\n  nodeSets:\n  - {name: default, count: 3}\n"
+    )
+    affinity = es["spec"]["nodeSets"][0]["podTemplate"]["spec"]["affinity"]  # type: ignore[index]
+    assert affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    assert affinity["podAntiAffinity"] == {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "labelSelector": {
+                        "matchLabels": {"elasticsearch.k8s.elastic.co/cluster-name": "quickstart"}
+                    },
+                    "topologyKey": "kubernetes.io/hostname",
+                },
+            }
+        ]
+    }
+    # A template with an affinity of its own already replaced the default: left as it is.
+    (es,), _ = _run(
+        "apiVersion: elasticsearch.k8s.elastic.co/v1\nkind: Elasticsearch\n"
+        "metadata: {name: quickstart}\nspec:\n  version: 8.15.0\n"
+        "  image: registry.test/es-amd64:8.15.0\n  nodeSets:\n  - name: default\n"
+        "    podTemplate: {spec: {affinity: {}}}\n"
+    )
+    affinity = es["spec"]["nodeSets"][0]["podTemplate"]["spec"]["affinity"]  # type: ignore[index]
+    assert "podAntiAffinity" not in affinity
