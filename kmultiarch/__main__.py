@@ -26,7 +26,20 @@ def main(argv: list[str] | None = None) -> int:
     _skip_unused_async_backends()
     from kmultiarch.cli.app import run
 
-    return run(args)
+    code = run(args)
+    if argv is None:  # the process's entry point (the console script), not a caller's
+        _spare_the_final_collection()
+    return code
+
+
+def _spare_the_final_collection() -> None:
+    """The process is about to end: the interpreter's last cyclic collection would walk every
+    object still alive (the modules, what the run kept), 0.015 s of CPU of a warm run of 2,000
+    resources. Frozen, they are still freed by reference counting as the interpreter clears
+    its modules; atexit handlers and stream flushes run as before."""
+    import gc
+
+    gc.freeze()
 
 
 def krm_main() -> int:
