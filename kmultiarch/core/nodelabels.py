@@ -415,7 +415,7 @@ def rule_for(key: str, value: str, rules: Sequence[NodeLabelRule]) -> NodeLabelR
 
 def known_keys(rules: Sequence[NodeLabelRule]) -> frozenset[str]:
     """The label keys some entry knows values of."""
-    return BUILTIN_KEYS | {rule.key for rule in rules}
+    return BUILTIN_KEYS.union(rule.key for rule in rules) if rules else BUILTIN_KEYS
 
 
 # -- node pools of the stream -------------------------------------------------------------------

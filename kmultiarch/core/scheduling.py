@@ -256,6 +256,8 @@ def _implied_rule(key: str, value: str, rules: tuple[NodeLabelRule, ...]) -> Nod
 def _value_on(key: str, value: str, platform: Platform, policy: SchedulingPolicy) -> bool:
     """Whether nodes of ``platform`` may carry ``key=value`` (a value no entry of the node
     label table knows may be on any node)."""
+    if key not in known_keys(policy.node_labels):
+        return True  # most labels (app, team, zone): no entry to look through
     rule = _implied_rule(key, value, policy.node_labels)
     return rule is None or rule.covers(platform)
 
