@@ -215,3 +215,27 @@ def test_policy_init_writes_the_labels_that_split_the_cluster_and_mutate_uses_th
     checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
     assert checked.returncode == 1
     assert "nodeSelector example.com/pool=graviton means linux/arm64 nodes" in checked.stdout
+
+
+def test_the_krm_function_reports_the_conflict_and_leaves_the_item(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    item = yaml.safe_load(
+        _selecting(
+            image(registry, "single-docker-amd64"), "node.kubernetes.io/instance-type", "m7g.large"
+        )
+    )
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [item],
+        "functionConfig": yaml.safe_load(config.read_text()),
+    }
+    ran = run_kmultiarch(["fn"], env=env, stdin=yaml.safe_dump(resource_list))
+    out = yaml.safe_load(ran.stdout)
+    assert out["items"] == [item]
+    assert any(
+        "node.kubernetes.io/instance-type=m7g.large means arm64 nodes" in result["message"]
+        for result in out["results"]
+    ), out["results"]
