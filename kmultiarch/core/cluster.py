@@ -136,6 +136,8 @@ def node_pool_rules(
     priorities. ``rules``: the policy's entries, before the built-in table."""
     pools: list[tuple[str, tuple[Platform, ...]]] = []
     classes: list[tuple[str, list[str]]] = []
+    #: (label, value) the NodePools' templates put on their nodes -> the platforms of those pools
+    pool_labels: dict[tuple[str, str], list[Platform]] = {}
     for document in documents:
         for _, resource in resources_in(document):
             kind, api_version = resource.get("kind"), resource.get("apiVersion")
@@ -152,11 +154,16 @@ def node_pool_rules(
                 if architectures is not None:
                     platforms = tuple(p for p in platforms if p.architecture in architectures)
                 pools.append((name, platforms))
+                template = _mapping(_mapping(resource.get("spec")).get("template"))
+                labels = _mapping(_mapping(template.get("metadata")).get("labels"))
+                for key, value in labels.items():
+                    if isinstance(key, str) and isinstance(value, str) and key and value:
+                        pool_labels.setdefault((key, value), []).extend(platforms)
                 continue
             found = compute_class_machines(resource)
             if found is not None:
                 classes.append((found[1], found[2]))
-    return stream_rules(pools, classes, rules)
+    return stream_rules(pools, classes, rules, pool_labels)
 
 
 def node_sources(document: object) -> list[NodeSource]:

@@ -425,12 +425,15 @@ def stream_rules(
     node_pools: Iterable[tuple[str, Sequence[Platform]]],
     compute_classes: Iterable[tuple[str, Sequence[str]]],
     rules: Sequence[NodeLabelRule] = (),
+    pool_labels: Mapping[tuple[str, str], Sequence[Platform]] | None = None,
 ) -> tuple[NodeLabelRule, ...]:
     """Entries for the node pools the stream holds: ``karpenter.sh/nodepool: NAME`` takes that
     NodePool's platforms (its requirements, :func:`kmultiarch.core.cluster.nodepool_platforms`
     narrowed by :func:`requirement_architectures`); ``cloud.google.com/compute-class: NAME``
     the architectures of the machine families (or types) of the ComputeClass's priorities, when
-    every priority names one the table knows (a priority that names none may be any)."""
+    every priority names one the table knows (a priority that names none may be any); a label
+    the NodePools' templates put on their nodes (``spec.template.metadata.labels``), the
+    platforms of the pools that put it there (a label of the table is left to the table)."""
     found: list[NodeLabelRule] = []
     for name, platforms in node_pools:
         found.append(
@@ -440,6 +443,18 @@ def stream_rules(
                 platforms=tuple(platforms),
                 note=f"the NodePool {name} of the stream",
                 source=f"NodePool {name}",
+            )
+        )
+    for (key, value), platforms in (pool_labels or {}).items():
+        if key in BUILTIN_KEYS or key == KARPENTER_NODEPOOL:
+            continue
+        found.append(
+            NodeLabelRule(
+                key,
+                (glob.escape(value),),
+                platforms=tuple(dict.fromkeys(platforms)),
+                note="the label the NodePools of the stream put on their nodes",
+                source=f"NodePools' spec.template.metadata.labels {key}={value}",
             )
         )
     for name, machines in compute_classes:

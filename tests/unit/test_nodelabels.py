@@ -196,3 +196,36 @@ def test_node_pools_of_the_stream_say_what_they_launch() -> None:
     axion = rule_for("cloud.google.com/compute-class", "axion", rules)
     assert axion is not None and axion.architectures == ("arm64",)
     assert rule_for("cloud.google.com/compute-class", "mixed", rules) is None
+
+
+def test_a_label_the_node_pools_put_on_their_nodes_means_their_platforms() -> None:
+    def pool(name: str, arch: str, labels: dict[str, str]) -> dict[str, object]:
+        return {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "metadata": {"name": name},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "requirements": [
+                            {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]}
+                        ]
+                    },
+                }
+            },
+        }
+
+    rules = node_pool_rules(
+        [
+            pool("graviton", "arm64", {"example.com/fleet": "arm", "team": "ml"}),
+            pool("general", "amd64", {"example.com/fleet": "x86", "team": "ml"}),
+        ]
+    )
+    arm = rule_for("example.com/fleet", "arm", rules)
+    assert arm is not None and arm.platforms == (Platform("linux", "arm64"),)
+    team = rule_for("team", "ml", rules)
+    assert team is not None and set(team.platforms) == {
+        Platform("linux", "arm64"),
+        Platform("linux", "amd64"),
+    }
