@@ -543,8 +543,7 @@ def any_windows_build(image_platforms: Iterable[frozenset[Platform]]) -> list[fr
     """The images' platforms with the Windows builds dropped (for HostProcess pods)."""
     return [
         frozenset(
-            Platform(p.os, p.architecture, p.variant) if p.os == "windows" else p
-            for p in platforms
+            Platform(p.os, p.architecture, p.variant) if p.os == "windows" else p for p in platforms
         )
         for platforms in image_platforms
     ]
