@@ -11,7 +11,7 @@ None: an outline is for reading hints, never for deciding what a manifest says.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml._yaml import CParser
@@ -22,39 +22,67 @@ __all__ = ["outline"]
 MAX_DEPTH = 1000
 
 
+_MAPPING, _SEQUENCE, _SCALAR, _ALIAS, _END, _DOCUMENT_END = range(6)
+#: What each event is to the outline (any other event opens nothing and adds nothing).
+_EVENTS = {
+    yaml.MappingStartEvent: _MAPPING,
+    yaml.SequenceStartEvent: _SEQUENCE,
+    yaml.ScalarEvent: _SCALAR,
+    yaml.AliasEvent: _ALIAS,
+    yaml.MappingEndEvent: _END,
+    yaml.SequenceEndEvent: _END,
+    yaml.DocumentEndEvent: _DOCUMENT_END,
+}
+#: A mapping's next event is a key.
+_KEY: Any = object()
+
+
 def outline(text: str, max_depth: int = MAX_DEPTH) -> object:
     """The first document of ``text`` as plain data (scalars as strings); None when it is
     empty, deeper than ``max_depth`` or not YAML libyaml reads."""
     parser = CParser(text)
-    # Each open collection: the container, and for a mapping the key awaiting its value.
-    stack: list[tuple[dict[Any, Any] | list[Any], list[object]]] = []
+    # Each open collection, and for each its pending key (_KEY: a mapping awaits a key; None
+    # for a sequence). A key is a scalar; a collection as a key (YAML allows it, no manifest has
+    # one) is kept as None: the outline only reads the keys of manifests.
+    containers: list[Any] = []
+    keys: list[Any] = []
     root: object = None
+    events = _EVENTS
     try:
-        while parser.check_event():
-            event = parser.get_event()
-            if isinstance(event, yaml.DocumentEndEvent):
-                return root
-            if isinstance(event, yaml.CollectionEndEvent):
-                container, _ = stack.pop()
-                if not stack:
+        while (event := parser.get_event()) is not None:
+            what = events.get(type(event))
+            if what is None:
+                continue  # stream and document starts, the stream's end
+            if what == _END:
+                container = containers.pop()
+                keys.pop()
+                if not containers:
                     root = container
                 continue
-            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-                if len(stack) >= max_depth:
-                    return None
-                value: object = {} if isinstance(event, yaml.MappingStartEvent) else []
-            elif isinstance(event, yaml.ScalarEvent):
-                value = event.value
-            elif isinstance(event, yaml.AliasEvent):
+            if what == _DOCUMENT_END:
+                return root
+            if what == _SCALAR:
+                value: Any = cast(yaml.ScalarEvent, event).value
+            elif what == _ALIAS:
                 value = None
             else:
-                continue  # stream and document starts
-            if stack:
-                _add(stack[-1], value)
-            elif not isinstance(value, dict | list):
+                if len(containers) >= max_depth:
+                    return None
+                value = {} if what == _MAPPING else []
+            if containers:
+                key = keys[-1]
+                if key is None:
+                    containers[-1].append(value)
+                elif key is _KEY:
+                    keys[-1] = value if what == _SCALAR else _NO_NAME
+                else:
+                    containers[-1][None if key is _NO_NAME else key] = value
+                    keys[-1] = _KEY
+            elif what == _SCALAR:
                 root = value
-            if isinstance(value, dict | list):
-                stack.append((value, []))
+            if what in (_MAPPING, _SEQUENCE):
+                containers.append(value)
+                keys.append(_KEY if what == _MAPPING else None)
     except yaml.YAMLError:
         return None
     finally:
@@ -62,13 +90,5 @@ def outline(text: str, max_depth: int = MAX_DEPTH) -> object:
     return root
 
 
-def _add(top: tuple[dict[Any, Any] | list[Any], list[object]], value: object) -> None:
-    container, pending = top
-    if isinstance(container, list):
-        container.append(value)
-    elif not pending:
-        # A key is a scalar; a collection as a key (YAML allows it, no manifest has one) is
-        # kept as None: the outline only reads the keys of manifests.
-        pending.append(value if not isinstance(value, dict | list) else None)
-    else:
-        container[pending.pop()] = value
+#: A key that is not a scalar (or an alias), read as None.
+_NO_NAME: Any = object()
