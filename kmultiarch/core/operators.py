@@ -176,6 +176,10 @@ class Placement:
     #: beside the constraint when kmultiarch creates ``affinity``, so the constraint does not
     #: cost the user that default. String values may be templates (``{/metadata/name}``).
     default_affinity: Mapping[str, object] | None = None
+    #: When the placement's last ``creates`` tokens are missing, the operator places the pods
+    #: by another resource's object, written by that one's placement (a Strimzi pool without a
+    #: pod template takes its Kafka's): the pods are judged here, nothing is created.
+    judged_only_when_missing: bool = False
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -671,7 +675,15 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                         related=("kafka.strimzi.io", "Kafka", "strimzi.io/cluster"),
                     ),
                 ),
+                # Never created: a pool without its own pod template takes the Kafka's
+                # spec.kafka.template.pod, which one on the pool would replace whole (its
+                # volumes, security context...); that one is written instead.
                 creates=2,
+                judged_only_when_missing=True,
+                cites="strimzi/strimzi-kafka-operator cluster-operator/src/main/java/io/"
+                "strimzi/operator/cluster/model/nodepools/KafkaPool.java fromCrd "
+                "(templatePod = spec.template.pod of the pool, replacing the Kafka's "
+                "spec.kafka.template.pod when set)",
             ),
         ),
         cites="KafkaNodePool.spec.template.pod.{affinity,tolerations}; images of the Kafka "

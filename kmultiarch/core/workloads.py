@@ -321,6 +321,8 @@ def _placement_targets(
             # A shared object that placements merged over by position set a field of: not
             # written there (their own items would meet what is appended), but into each.
             read_only |= blocked.get(holder_path, frozenset())
+            if missing and placement.judged_only_when_missing:
+                read_only |= _WRITTEN_FIELDS[placement.shape]
             if _takes_all_from_shared(placement, read_only):
                 continue  # its pods are placed by the shared object alone: judged there
             template = _template_of(resource, holder_path) if placement.pod_spec else {}

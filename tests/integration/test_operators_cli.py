@@ -63,6 +63,8 @@ metadata:
 spec:
   replicas: 3
   roles: [broker]
+  template:
+    pod: {{terminationGracePeriodSeconds: 60}}
 ---
 apiVersion: kafka.strimzi.io/v1beta2
 kind: Kafka
@@ -113,7 +115,7 @@ def test_check_names_each_custom_resource_and_its_placement(
     worker = pods["RayCluster", "spec.workerGroupSpecs[0].template.spec"]
     assert worker["changes"] == ["require node affinity kubernetes.io/arch In [amd64]"]
     # The pool's pods run its Kafka's image, found through its strimzi.io/cluster label, and its
-    # template.pod (missing) is where the constraint goes.
+    # own template.pod (which replaces the Kafka's) is where the constraint goes.
     pool = pods["KafkaNodePool", "spec.template.pod"]
     assert [c["image"] for c in pool["containers"]] == [
         c["image"] for c in pods["Kafka", "spec.kafka.template.pod"]["containers"]

@@ -153,11 +153,33 @@ def test_default_images_in_the_policy_decide_for_a_kind_that_names_none() -> Non
 def test_a_node_pool_takes_the_images_of_its_kafka_and_its_own_template() -> None:
     docs, _ = _run(
         "apiVersion: kafka.strimzi.io/v1\nkind: KafkaNodePool\nmetadata:\n  name: pool\n"
-        "  labels: {strimzi.io/cluster: k}\nspec: {replicas: 3, roles: [broker]}\n---\n"
+        "  labels: {strimzi.io/cluster: k}\n"
+        "spec: {replicas: 3, roles: [broker],\n"
+        "  template: {pod: {terminationGracePeriodSeconds: 60}}}\n"
+        "---\n"
         "apiVersion: kafka.strimzi.io/v1\nkind: Kafka\nmetadata: {name: k}\n"
         "spec:\n  kafka: {image: registry.test/kafka-amd64:1, listeners: []}\n"
     )
-    assert docs[0]["spec"]["template"] == {"pod": {"affinity": ARCH_IN_AMD64}}  # type: ignore[index]
+    assert docs[0]["spec"]["template"]["pod"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+
+
+def test_a_node_pool_without_a_pod_template_keeps_the_kafkas_and_is_placed_by_it() -> None:
+    """KafkaPool.fromCrd: a pool's template.pod replaces the Kafka's spec.kafka.template.pod
+    whole; creating one on the pool dropped the Kafka's (its volumes here). The Kafka's is
+    written instead, and the pool is left as it is."""
+    pool = (
+        "apiVersion: kafka.strimzi.io/v1\nkind: KafkaNodePool\nmetadata:\n  name: pool\n"
+        "  labels: {strimzi.io/cluster: k}\nspec: {replicas: 3, roles: [broker]}\n"
+    )
+    docs, _ = _run(
+        pool + "---\napiVersion: kafka.strimzi.io/v1\nkind: Kafka\nmetadata: {name: k}\n"
+        "spec:\n  kafka:\n    image: registry.test/kafka-amd64:1\n    listeners: []\n"
+        "    template:\n      pod:\n        volumes: [{name: extra, emptyDir: {}}]\n"
+    )
+    assert docs[0] == yaml.safe_load(pool)
+    kafka_pod = docs[1]["spec"]["kafka"]["template"]["pod"]  # type: ignore[index]
+    assert kafka_pod["affinity"] == ARCH_IN_AMD64
+    assert kafka_pod["volumes"] == [{"name": "extra", "emptyDir": {}}]
 
 
 def test_rooks_bare_node_affinity_is_written_in_its_own_shape() -> None:

@@ -38,7 +38,9 @@ def _placed_by(placement: Placement) -> str:
         notes.append("unless " + _condition_text(placement.unless))
     if notes:
         text += f" ({'; '.join(notes)})"
-    if placement.creates:
+    if placement.creates and placement.judged_only_when_missing:
+        text += ", never created (the pods then take another resource's)"
+    elif placement.creates:
         text += f", creates {placement.creates}"
     return f"`{text}`"
 
