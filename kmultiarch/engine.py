@@ -831,7 +831,7 @@ def _decide(
     preferred: tuple[dict[str, object], ...] = ()
     if scheduling.preferences and not plan.conflicts:
         view = planned_view(spec, target.inherited, target.path, plan.operations)
-        preferred = tuple(preference_terms(view, plan.supported, scheduling))
+        preferred = tuple(preference_terms(view, plan.reachable, scheduling))
         operations = apply_terms(
             view, target.inherited, spec, target.path, plan.operations, list(preferred)
         )

@@ -71,6 +71,13 @@ class PodPlan:
     added_tolerations: tuple[Mapping[str, object], ...] = ()
     #: The node constraint the pod needs (terms ORed; empty when it may run anywhere it could).
     node_terms: tuple[Term, ...] = ()
+    #: The platforms the pod may land on once planned: those of ``supported`` its own
+    #: constraints reach (node labels that fix the architecture included); None: all of them.
+    landing: frozenset[Platform] | None = None
+
+    @property
+    def reachable(self) -> frozenset[Platform]:
+        return self.supported if self.landing is None else self.landing
 
     @property
     def changes(self) -> bool:
@@ -628,6 +635,7 @@ def plan_pod(
         tuple(warnings),
         tuple(item for item, _ in positioned),
         tuple(wanted),
+        frozenset(landing),
     )
 
 
@@ -1070,7 +1078,12 @@ def plan_pod_with_inherited(
         else:
             operations.append(operation.under(path))
     return PodPlan(
-        plan.supported, tuple(operations), plan.findings, plan.added_tolerations, plan.node_terms
+        plan.supported,
+        tuple(operations),
+        plan.findings,
+        plan.added_tolerations,
+        plan.node_terms,
+        plan.landing,
     )
 
 

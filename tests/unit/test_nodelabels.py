@@ -229,3 +229,25 @@ def test_a_label_the_node_pools_put_on_their_nodes_means_their_platforms() -> No
         Platform("linux", "arm64"),
         Platform("linux", "amd64"),
     }
+
+
+def test_a_pod_the_labels_keep_on_arm64_gets_no_preference_for_it() -> None:
+    """spec.preferences steer a pod that may run on several platforms; one whose nodeSelector
+    names a Graviton instance type reaches arm64 only: the toleration, no preferred term."""
+    from kmultiarch.api import mutate_text
+    from kmultiarch.core.policy import Policy, SchedulingPolicy
+    from kmultiarch.core.resolution import Resolution
+
+    def resolve(references):  # type: ignore[no-untyped-def]
+        both = frozenset({Platform("linux", "amd64"), Platform("linux", "arm64")})
+        return {r: Resolution(r, both, "sha256:" + "2" * 64) for r in references}
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {node.kubernetes.io/instance-type: m7g.large}\n"
+        "  containers:\n  - {name: c, image: example.com/app:1}\n"
+    )
+    policy = Policy(scheduling=SchedulingPolicy(preferences={Platform("linux", "arm64"): 80}))
+    out = mutate_text(text, policy, resolve=resolve).stream()
+    assert "tolerations" in out
+    assert "preferredDuringScheduling" not in out
