@@ -836,7 +836,15 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         (
             Placement(
                 _p("/spec/pools/*"),
-                (_image("/spec/image"), _extra("/spec/sideCars/containers/*/image")),
+                (
+                    _image("/spec/image"),
+                    _extra("/spec/sideCars/containers/*/image"),
+                    _extra("/spec/initContainers/*/image"),
+                ),
+                cites="minio/operator pkg/resources/statefulsets/minio-statefulset.go "
+                "NewPool (Affinity, NodeSelector, Tolerations of the pool; spec.initContainers "
+                "appended to every pool's pod); pkg/apis/minio.min.io/v2/types.go "
+                "TenantSpec.initContainers",
             ),
         ),
         cites="Tenant.spec.pools[].{affinity,tolerations,nodeSelector}, spec.image",

@@ -177,3 +177,14 @@ def test_a_kubevirt_vm_sample_names_virt_launcher_and_judges_its_container_disk(
         "docker.io/kubevirt/cirros-container-disk-demo:mybuild",  # index.docker.io, normalised
     }
     assert vm["spec"]["template"]["spec"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+
+
+def test_a_minio_tenants_init_containers_are_judged_for_every_pool() -> None:
+    """minio-statefulset.go NewPool: spec.initContainers run in every pool's pods."""
+    (tenant,), _ = _run(
+        "apiVersion: minio.min.io/v2\nkind: Tenant\nmetadata: {name: t}\nspec:\n"
+        "  image: registry.test/minio:1\n"
+        "  initContainers: [{name: init, image: registry.test/init-amd64:1}]\n"
+        "  pools: [{name: a, servers: 4}, {name: b, servers: 4}]\n"
+    )
+    assert [pool["affinity"] for pool in tenant["spec"]["pools"]] == [ARCH_IN_AMD64] * 2  # type: ignore[index]
