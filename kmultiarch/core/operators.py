@@ -462,11 +462,28 @@ def _flink_containers(*roles: str) -> tuple[ImageSource, ...]:
     )
 
 
+def _by_reference(pointer: str, what: str) -> ImageSource:
+    """Pods whose images a reference gives (a Task by taskRef, a StepAction by a step's ref),
+    resolved by the controller at run time: not in the stream, so the pods sharing the
+    placement cannot be decided on the images that are (tektoncd/pipeline pkg/reconciler/
+    taskrun/resources/taskref.go, stepaction resolution)."""
+    return ImageSource((), when=((_p(pointer), ()),), operator_only=what)
+
+
 _TEKTON_PIPELINE_IMAGES = (
     _extra("/spec/pipelineSpec/tasks/*/taskSpec/steps/*/image"),
     _extra("/spec/pipelineSpec/tasks/*/taskSpec/sidecars/*/image"),
     _extra("/spec/pipelineSpec/finally/*/taskSpec/steps/*/image"),
     _extra("/spec/pipelineSpec/finally/*/taskSpec/sidecars/*/image"),
+    *(
+        _by_reference(f"/spec/pipelineSpec/{part}/*/{ref}", f"{part}[].{ref}")
+        for part in ("tasks", "finally")
+        for ref in ("taskRef", "pipelineRef", "pipelineSpec")
+    ),
+    *(
+        _by_reference(f"/spec/pipelineSpec/{part}/*/taskSpec/steps/*/ref", f"{part}[] steps' ref")
+        for part in ("tasks", "finally")
+    ),
 )
 
 
@@ -746,6 +763,7 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                 (
                     _extra("/spec/taskSpec/steps/*/image"),
                     _extra("/spec/taskSpec/sidecars/*/image"),
+                    _by_reference("/spec/taskSpec/steps/*/ref", "steps' ref (StepActions)"),
                 ),
                 creates=1,
             ),

@@ -446,3 +446,16 @@ def test_a_flink_role_with_its_own_node_affinity_and_the_role_without_both_get_t
         "requiredDuringSchedulingIgnoredDuringExecution"
     ]["nodeSelectorTerms"]
     assert jm_terms[0]["matchExpressions"][0] == {"key": "disk", "operator": "Exists"}
+
+
+def test_a_pipeline_run_with_a_task_by_reference_is_not_decided_on_the_inline_ones_alone() -> None:
+    """The run's pod template applies to the pods of every task, the referenced Task's too,
+    whose images the controller resolves at run time: an arm64 toleration decided on the
+    inline multi-arch images alone would let an amd64-only referenced task onto arm64."""
+    text = PIPELINE_RUN.format(version="v1").replace(
+        "registry.test/builder-amd64:1", "registry.test/builder:1"
+    ) + ("    - name: deploy\n      taskRef: {name: kubectl-deploy}\n")
+    (run,), result = _mutate(text)
+    assert run == yaml.safe_load(text)
+    (finding,) = result.findings
+    assert finding.rule == "image-chosen-by-operator" and "taskRef" in finding.message
