@@ -895,6 +895,28 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                 )
                 for daemon, getter in (("mon", "Mon"), ("mgr", "Mgr"), ("osd", "OSD"))
             ),
+            # A stretch cluster's arbiter mon takes placement.arbiter alone when it sets
+            # anything (an empty one falls back to the mons'): one placement per field that
+            # makes it non-empty, the first that holds is the one (the same path once).
+            *(
+                Placement(
+                    _p("/spec/placement/arbiter"),
+                    (_image("/spec/cephVersion/image"),),
+                    shape="node-affinity",
+                    when=((_p(f"/spec/placement/arbiter/{field}"), ()),),
+                    cites="rook/rook pkg/apis/ceph.rook.io/v1/placement.go "
+                    "GetArbiterPlacement (p[arbiter], not merged with all); "
+                    "pkg/operator/ceph/cluster/mon/mon.go getMonPlacement (used for the "
+                    "arbiter zone's mon when not empty, else the mons' placement)",
+                )
+                for field in (
+                    "nodeAffinity",
+                    "tolerations",
+                    "podAffinity",
+                    "podAntiAffinity",
+                    "topologySpreadConstraints",
+                )
+            ),
         ),
         cites="CephCluster.spec.placement.all.{nodeAffinity,tolerations}, spec.cephVersion.image",
         adds="the CSI and Rook images of the operator for the pods it runs beside the daemons",

@@ -459,3 +459,16 @@ def test_a_pipeline_run_with_a_task_by_reference_is_not_decided_on_the_inline_on
     assert run == yaml.safe_load(text)
     (finding,) = result.findings
     assert finding.rule == "image-chosen-by-operator" and "taskRef" in finding.message
+
+
+def test_a_rook_arbiter_placement_that_sets_anything_is_placed_alone() -> None:
+    """GetArbiterPlacement: the arbiter mon takes placement.arbiter alone, not merged with
+    all, when it is not empty: the constraint goes there too; an empty one is left empty (it
+    would otherwise replace the mons' placement for the arbiter)."""
+    text = CEPH + ("    arbiter:\n      tolerations: [{key: arbiter, operator: Exists}]\n")
+    (ceph,), _ = _mutate(text)
+    arbiter = ceph["spec"]["placement"]["arbiter"]  # type: ignore[index]
+    assert arbiter["tolerations"] == [{"key": "arbiter", "operator": "Exists"}]
+    assert arbiter["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    (ceph,), _ = _mutate(CEPH + "    arbiter: {}\n")
+    assert ceph["spec"]["placement"]["arbiter"] == {}  # type: ignore[index]
