@@ -90,7 +90,6 @@ from kmultiarch.core.workloads import (
 )
 from kmultiarch.errors import InvalidReferenceError, ManifestStreamError
 from kmultiarch.yaml.edit import EditHint, apply_operations, edit_hint
-from kmultiarch.yaml.outline import outline
 from kmultiarch.yaml.stream import InputSource, SourceDocument, cyclic_gc_paused, read_stream
 
 if TYPE_CHECKING:
@@ -331,7 +330,16 @@ def _related_index(
     documents: Mapping[str, list[SourceDocument]], operators: Operators
 ) -> Related | None:
     """Finds the resources of the stream that operators' kinds take images from (a Kafka for
-    its KafkaNodePools): by (API group, kind, namespace, name)."""
+    its KafkaNodePools): by (API group, kind, namespace, name). Nothing to find (and the
+    catalogue not even loaded) when no document can be of an operators' kind."""
+    if not any(
+        document.resource_type is None
+        or _group_kind(*document.resource_type) in operators
+        or document.resource_type[1].endswith("List")
+        for docs in documents.values()
+        for document in docs
+    ):
+        return None
     wanted = {
         source.related[:2]
         for entry in operators.values()
@@ -654,6 +662,8 @@ def _value_apart(document: SourceDocument) -> object:
     and memory of composing hundreds of KB."""
     if document.resource_type is None:
         return document.value  # composed when read
+    from kmultiarch.yaml.outline import outline  # only streams with such CRDs pay for it
+
     return outline(document.text)
 
 

@@ -18,8 +18,8 @@ from typing import Literal
 from kmultiarch.core.lock import ImageLock
 from kmultiarch.core.nodelabels import NodeLabelRule
 from kmultiarch.core.operators import (
-    CATALOGUE,
     OperatorKind,
+    built_in_operators,
     catalogue_by_kind,
 )
 from kmultiarch.core.platform import Platform
@@ -227,7 +227,12 @@ class ScopePolicy:
     @functools.cached_property
     def operators(self) -> Mapping[tuple[str, str], OperatorKind]:
         """The operators' kinds of the built-in catalogue with ``spec.podSpecs`` merged in (an
-        entry for a built-in kind extends it), by (API group, kind)."""
+        entry for a built-in kind extends it), by (API group, kind). Without podSpecs, the
+        catalogue is imported only when a kind of it is asked for."""
+        if not self.pod_specs:
+            return built_in_operators()
+        from kmultiarch.core.catalogue import CATALOGUE
+
         return catalogue_by_kind((*CATALOGUE, *self.pod_specs))
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.operators import (
-    CATALOGUE,
     WILDCARD,
     ConcretePath,
     ImageSource,
@@ -22,7 +21,7 @@ from kmultiarch.core.operators import (
     Placement,
     api_group,
     blocked_by_position,
-    catalogue_by_kind,
+    built_in_operators,
     effective_fields,
     holds,
     image_lookup,
@@ -78,7 +77,7 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
 #: (API group, kind) -> how its operator places its pods (the catalogue, and a policy's
 #: podSpecs entries merged in: :meth:`kmultiarch.core.policy.ScopePolicy.operators`).
 Operators = Mapping[tuple[str, str], OperatorKind]
-BUILT_IN_OPERATORS: Operators = catalogue_by_kind(CATALOGUE)
+BUILT_IN_OPERATORS: Operators = built_in_operators()
 #: Finds a resource of the stream: (API group, kind, namespace, name) -> it, or None.
 Related = Callable[[str, str, str, str], "Mapping[str, object] | None"]
 

@@ -87,6 +87,7 @@ def _cached_as_pinned(reference: ImageRef, cache: ResolutionCache | None) -> boo
 async def _pin(
     client: RegistryClient, reference: ImageRef, cache: ResolutionCache | None
 ) -> DigestPin | None:
+
     assert reference.tag is not None and reference.digest is not None
     source = f"{reference.name}:{reference.tag}"
     fetched = None

@@ -350,3 +350,21 @@ def test_namespace_labels_of_the_policy_stand_in_and_a_namespace_document_wins()
 def test_placement_dataclass_defaults() -> None:
     placement = Placement(("spec",))
     assert placement.shape == "affinity" and placement.creates == 0 and not placement.pod_spec
+
+
+def test_the_catalogues_kinds_are_written_out_as_they_are() -> None:
+    """CATALOGUE_KINDS answers "is this kind catalogued?" without importing the catalogue: it
+    must name exactly the catalogue's kinds, or a kind would be passed over (or loaded for
+    nothing)."""
+    from kmultiarch.core.catalogue import CATALOGUE
+    from kmultiarch.core.operators import CATALOGUE_KINDS, built_in_operators
+
+    assert {(entry.group, entry.kind) for entry in CATALOGUE} == CATALOGUE_KINDS
+    built_in = built_in_operators()
+    assert ("monitoring.coreos.com", "Prometheus") in built_in
+    assert ("apps", "Deployment") not in built_in
+    assert built_in.get(("apps", "Deployment")) is None
+    assert built_in[("monitoring.coreos.com", "Prometheus")].kind == "Prometheus"
+    assert dict(built_in) == {
+        key: entry for key, entry in built_in.items() if key in CATALOGUE_KINDS
+    }
