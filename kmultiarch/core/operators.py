@@ -1,6 +1,8 @@
 """Pods that operators make from custom resources: where their scheduling fields are, and which
-images those pods run. Data, not code: one table (:data:`CATALOGUE`), each entry citing the CRD
-field it relies on; ``spec.podSpecs`` in a policy says the same for any kind.
+images those pods run: the model the catalogue is written in (its data is
+:mod:`kmultiarch.core.catalogue`, each entry citing the operator's code; which kinds it holds,
+:mod:`kmultiarch.core.catalogued`) and the functions that read it; ``spec.podSpecs`` in a
+policy says the same for any kind.
 
 A custom resource's pods are placed by an object the operator copies ``affinity``,
 ``tolerations`` and ``nodeSelector`` from (a :class:`Placement`): a full pod spec (ECK's
@@ -25,7 +27,6 @@ from typing import Literal
 from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
-    "CATALOGUE_KINDS",
     "Condition",
     "MAX_POINTER_TOKENS",
     "ImageSource",
@@ -36,7 +37,6 @@ __all__ = [
     "Placement",
     "Pointer",
     "api_group",
-    "built_in_operators",
     "catalogue_by_kind",
     "blocked_by_position",
     "by_position",
@@ -260,104 +260,9 @@ def placement_problems(placement: Placement) -> list[tuple[str, str]]:
     return problems
 
 
-#: The (API group, kind) of every entry of the built-in catalogue
-#: (:data:`kmultiarch.core.catalogue.CATALOGUE`), written out so that asking whether a kind is
-#: catalogued never imports the catalogue (tests/unit/test_operators.py holds the two equal).
-CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
-    (group, kind)
-    for group, kinds in (
-        ("agent.k8s.elastic.co", ("Agent",)),
-        ("apm.k8s.elastic.co", ("ApmServer",)),
-        ("argoproj.io", ("EventSource", "Sensor")),
-        ("batch.volcano.sh", ("Job",)),
-        ("beat.k8s.elastic.co", ("Beat",)),
-        ("ceph.rook.io", ("CephCluster",)),
-        ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
-        ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
-        ("flink.apache.org", ("FlinkDeployment",)),
-        ("jaegertracing.io", ("Jaeger",)),
-        ("jobset.x-k8s.io", ("JobSet",)),
-        (
-            "kafka.strimzi.io",
-            ("Kafka", "KafkaBridge", "KafkaConnect", "KafkaMirrorMaker2", "KafkaNodePool"),
-        ),
-        ("kibana.k8s.elastic.co", ("Kibana",)),
-        (
-            "kubeflow.org",
-            ("JAXJob", "MPIJob", "MXJob", "PaddleJob", "PyTorchJob", "TFJob", "XGBoostJob"),
-        ),
-        ("kubevirt.io", ("VirtualMachine", "VirtualMachineInstance")),
-        ("logstash.k8s.elastic.co", ("Logstash",)),
-        ("maps.k8s.elastic.co", ("ElasticMapsServer",)),
-        ("minio.min.io", ("Tenant",)),
-        ("monitoring.coreos.com", ("Alertmanager", "Prometheus", "PrometheusAgent", "ThanosRuler")),
-        ("opentelemetry.io", ("OpenTelemetryCollector",)),
-        ("packageregistry.k8s.elastic.co", ("PackageRegistry",)),
-        ("pkg.crossplane.io", ("DeploymentRuntimeConfig",)),
-        ("postgresql.cnpg.io", ("Cluster", "Pooler")),
-        ("rabbitmq.com", ("RabbitmqCluster",)),
-        ("ray.io", ("RayCluster", "RayJob", "RayService")),
-        ("sparkoperator.k8s.io", ("SparkApplication",)),
-        ("tekton.dev", ("PipelineRun", "TaskRun")),
-    )
-    for kind in kinds
-)
-
-
-class _BuiltInOperators(Mapping[tuple[str, str], OperatorKind]):
-    """The built-in catalogue by (API group, kind), loaded on the first question a membership
-    test cannot answer: a run whose stream holds no catalogued kind never imports it."""
-
-    def __init__(self) -> None:
-        self._table: dict[tuple[str, str], OperatorKind] | None = None
-
-    def _loaded(self) -> dict[tuple[str, str], OperatorKind]:
-        if self._table is None:
-            self._table = catalogue_by_kind()
-        return self._table
-
-    def __contains__(self, key: object) -> bool:
-        return key in CATALOGUE_KINDS
-
-    def __getitem__(self, key: tuple[str, str]) -> OperatorKind:
-        if key not in CATALOGUE_KINDS:
-            raise KeyError(key)
-        return self._loaded()[key]
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(self._loaded())
-
-    def __len__(self) -> int:
-        return len(CATALOGUE_KINDS)
-
-
-_BUILT_IN = _BuiltInOperators()
-
-
-def built_in_operators() -> Mapping[tuple[str, str], OperatorKind]:
-    """The built-in catalogue by (API group, kind), loaded lazily (one shared mapping)."""
-    return _BUILT_IN
-
-
-def __getattr__(name: str) -> tuple[OperatorKind, ...]:
-    """``CATALOGUE``, as it was here before it moved to :mod:`kmultiarch.core.catalogue`."""
-    if name == "CATALOGUE":
-        from kmultiarch.core.catalogue import CATALOGUE
-
-        return CATALOGUE
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def catalogue_by_kind(
-    entries: Sequence[OperatorKind] | None = None,
-) -> dict[tuple[str, str], OperatorKind]:
-    """(API group, kind) -> its entry (``entries``, default the built-in catalogue); a later
-    entry of the same kind extends the earlier (a policy's podSpecs entry for a built-in kind
-    adds placements, images, defaults)."""
-    if entries is None:
-        from kmultiarch.core.catalogue import CATALOGUE
-
-        entries = CATALOGUE
+def catalogue_by_kind(entries: Sequence[OperatorKind]) -> dict[tuple[str, str], OperatorKind]:
+    """(API group, kind) -> its entry; a later entry of the same kind extends the earlier (a
+    policy's podSpecs entry for a built-in kind adds placements, images, defaults)."""
     table: dict[tuple[str, str], OperatorKind] = {}
     for entry in entries:
         key = (entry.group, entry.kind)

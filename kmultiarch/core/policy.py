@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.lock import ImageLock
 from kmultiarch.core.nodelabels import NodeLabelRule
 from kmultiarch.core.operators import (
     OperatorKind,
-    built_in_operators,
     catalogue_by_kind,
 )
 from kmultiarch.core.platform import Platform

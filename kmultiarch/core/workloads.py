@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.operators import (
     WILDCARD,
@@ -21,7 +22,6 @@ from kmultiarch.core.operators import (
     Placement,
     api_group,
     blocked_by_position,
-    built_in_operators,
     effective_fields,
     holds,
     image_lookup,

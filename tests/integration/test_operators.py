@@ -19,7 +19,7 @@ import yaml
 from support.corpus import CLUSTERS, corpus_files
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.operators import CATALOGUE
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.policy import Policy
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "operators"

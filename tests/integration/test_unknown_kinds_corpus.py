@@ -13,8 +13,9 @@ from support.corpus import CLUSTERS, CORPORA, corpus_files
 
 import kmultiarch.engine
 from kmultiarch.api import mutate_text
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import UNKNOWN_POD_KIND, Finding
-from kmultiarch.core.operators import CATALOGUE, api_group, catalogue_by_kind
+from kmultiarch.core.operators import api_group, catalogue_by_kind
 from kmultiarch.core.policy import Policy
 from kmultiarch.errors import ManifestStreamError
 from kmultiarch.io.config import parse_policy_text

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, MALFORMED_FIELD
-from kmultiarch.core.operators import CATALOGUE, MAX_POINTER_TOKENS, placement_problems
+from kmultiarch.core.operators import MAX_POINTER_TOKENS, placement_problems
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution

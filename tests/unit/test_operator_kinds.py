@@ -11,8 +11,9 @@ from pathlib import Path
 import yaml
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
-from kmultiarch.core.operators import CATALOGUE, catalogue_by_kind
+from kmultiarch.core.operators import catalogue_by_kind
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, INJECTED_SIDECAR
-from kmultiarch.core.operators import CATALOGUE, Placement, expand, image_matches
+from kmultiarch.core.operators import Placement, expand, image_matches
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
@@ -357,7 +358,7 @@ def test_the_catalogues_kinds_are_written_out_as_they_are() -> None:
     must name exactly the catalogue's kinds, or a kind would be passed over (or loaded for
     nothing)."""
     from kmultiarch.core.catalogue import CATALOGUE
-    from kmultiarch.core.operators import CATALOGUE_KINDS, built_in_operators
+    from kmultiarch.core.catalogued import CATALOGUE_KINDS, built_in_operators
 
     assert {(entry.group, entry.kind) for entry in CATALOGUE} == CATALOGUE_KINDS
     built_in = built_in_operators()

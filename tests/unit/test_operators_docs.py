@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmultiarch.core.operators import CATALOGUE, ImageSource, OperatorKind, Placement
+from kmultiarch.core.catalogue import CATALOGUE
+from kmultiarch.core.operators import ImageSource, OperatorKind, Placement
 from kmultiarch.errors import format_field_path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operators.md"

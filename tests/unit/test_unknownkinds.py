@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import UNKNOWN_POD_KIND
-from kmultiarch.core.operators import CATALOGUE, api_group, catalogue_by_kind
+from kmultiarch.core.operators import api_group, catalogue_by_kind
 from kmultiarch.core.platform import Platform
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
