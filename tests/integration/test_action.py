@@ -114,7 +114,9 @@ def test_action_fails_with_annotations_sarif_and_a_job_summary(
     assert annotations[0].properties["title"] == "kmultiarch needs-scheduling"
     assert run.summary.startswith("## kmultiarch check failed\n")
     assert "| NEEDS CHANGE | 5 |" in run.summary
-    assert "kmultiarch fix deploy/database.yaml" in run.summary
+    assert "kmultiarch fix --config policy.yaml --lock kmultiarch.lock deploy/database.yaml" in (
+        run.summary
+    ), "the fix command carries the check's options"
     assert not (workspace / "kmultiarch.sarif").exists(), "nothing written to the checkout"
 
 
