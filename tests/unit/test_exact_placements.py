@@ -5,46 +5,18 @@ test is named after the symptom it holds gone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 import yaml
+from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, MALFORMED_FIELD
 from kmultiarch.core.operators import MAX_POINTER_TOKENS, placement_problems
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 
-AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
 HEAD = "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\nspec:\n"
-ARCH_IN_AMD64 = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
-                    ]
-                }
-            ]
-        }
-    }
-}
-
-
-def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-    """Images whose name has "amd64" run on amd64 only; the others on both."""
-    return {
-        r: Resolution(
-            r, frozenset({AMD64} if "amd64" in str(r) else {AMD64, ARM64}), "sha256:" + "0" * 64
-        )
-        for r in references
-    }
 
 
 def _run(text: str, spec: str = "") -> tuple[list[dict[str, object]], object]:

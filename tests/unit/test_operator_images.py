@@ -3,42 +3,13 @@ affinity (item 1): each case names the operator's function it mirrors."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 import yaml
+from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult
-
-AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
-ARCH_IN_AMD64 = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
-                    ]
-                }
-            ]
-        }
-    }
-}
-
-
-def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-    """Images whose name has "amd64" run on amd64 only; the others on both."""
-    return {
-        r: Resolution(
-            r, frozenset({AMD64} if "amd64" in str(r) else {AMD64, ARM64}), "sha256:" + "0" * 64
-        )
-        for r in references
-    }
 
 
 def _run(text: str) -> tuple[list[dict[str, object]], EngineResult]:

@@ -5,52 +5,19 @@ VirtualMachine. Each used to pass in silence ("check passed")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
+from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
 from kmultiarch.core.operators import catalogue_by_kind
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult
 from kmultiarch.io.config import parse_policy_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "unknown-kinds"
-AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
-ARCH_IN_AMD64 = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
-                    ]
-                }
-            ]
-        }
-    }
-}
-ARM64_TOLERATION = {
-    "key": "kubernetes.io/arch",
-    "operator": "Equal",
-    "value": "arm64",
-    "effect": "NoSchedule",
-}
-
-
-def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-    """Images whose name has "amd64" run on amd64 only; the others on both."""
-    return {
-        r: Resolution(
-            r, frozenset({AMD64} if "amd64" in str(r) else {AMD64, ARM64}), "sha256:" + "0" * 64
-        )
-        for r in references
-    }
 
 
 def _run(text: str, policy: str = "") -> tuple[list[dict[str, object]], EngineResult]:

@@ -4,52 +4,17 @@ defaults by version, Rook's bare nodeAffinity, created templates, injections."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 import yaml
+from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, INJECTED_SIDECAR
 from kmultiarch.core.operators import Placement, expand, image_matches
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 from kmultiarch.krm.function import policy_from_configmap
-
-AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
-ARCH_IN_AMD64 = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {
-                    "matchExpressions": [
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
-                    ]
-                }
-            ]
-        }
-    }
-}
-ARM64_TOLERATION = {
-    "key": "kubernetes.io/arch",
-    "operator": "Equal",
-    "value": "arm64",
-    "effect": "NoSchedule",
-}
-
-
-def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-    """Images whose name has "amd64" run on amd64 only; the others on both."""
-    return {
-        r: Resolution(
-            r, frozenset({AMD64} if "amd64" in str(r) else {AMD64, ARM64}), "sha256:" + "0" * 64
-        )
-        for r in references
-    }
 
 
 def _policy(spec: str) -> object:

@@ -9,43 +9,17 @@ from collections.abc import Mapping
 
 import pytest
 import yaml
+from support.operators import (
+    ARCH_IN_AMD64,
+    ARM64_TOLERATION,
+    resolve,
+)
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import NEEDS_SCHEDULING, SCHEDULING_CONFLICT
-from kmultiarch.core.platform import Platform
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult, InputSource, read_sources, run_documents
 from kmultiarch.errors import PolicyError
-
-AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
-ARCH_IN_AMD64_TERM = {
-    "matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]
-}
-ARCH_IN_AMD64 = {
-    "nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [ARCH_IN_AMD64_TERM]
-        }
-    }
-}
-ARM64_TOLERATION = {
-    "key": "kubernetes.io/arch",
-    "operator": "Equal",
-    "value": "arm64",
-    "effect": "NoSchedule",
-}
-
-
-def resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
-    """Images whose name has "amd64" run on amd64 only; the others on both."""
-    return {
-        r: Resolution(
-            r, frozenset({AMD64} if "amd64" in str(r) else {AMD64, ARM64}), "sha256:" + "0" * 64
-        )
-        for r in references
-    }
 
 
 def _mutate(text: str) -> tuple[list[dict[str, object]], EngineResult]:
