@@ -212,25 +212,7 @@ def format_sarif(result: CheckResult) -> str:
         if problem.suggestion:
             entry["properties"] = {**entry.get("properties", {}), "suggestion": problem.suggestion}
         results.append(entry)
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "kmultiarch",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "columnKind": "unicodeCodePoints",
-            }
-        ],
-    }
-    return json.dumps(log, indent=2) + "\n"
+    return sarif_log(rules, results)
 
 
 def _uri(source: str) -> str:
@@ -256,3 +238,26 @@ FORMATTERS = {
     "github": format_github,
     "sarif": format_sarif,
 }
+
+
+def sarif_log(rules: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """A SARIF 2.1.0 log of one kmultiarch run: its rules and results (check's, triage's)."""
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kmultiarch",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"

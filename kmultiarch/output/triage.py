@@ -13,10 +13,9 @@ from kmultiarch.assess.triage import TriagedFailure, TriageResult
 from kmultiarch.core.findings import count_of
 from kmultiarch.core.triage import CAUSES, FAILURE_TEXT
 from kmultiarch.output import display_path
-from kmultiarch.output.check import SARIF_SCHEMA
+from kmultiarch.output.check import sarif_log
 from kmultiarch.output.markdown import markdown_text
 from kmultiarch.output.safe import github_data, github_property, printable
-from kmultiarch.version import __version__
 
 
 def summary_line(result: TriageResult) -> str:
@@ -201,25 +200,7 @@ def format_sarif(result: TriageResult) -> str:
                 },
             }
         )
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "kmultiarch",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "columnKind": "unicodeCodePoints",
-            }
-        ],
-    }
-    return json.dumps(log, indent=2) + "\n"
+    return sarif_log(rules, results)
 
 
 def _artifact(failure: TriagedFailure) -> str | None:
