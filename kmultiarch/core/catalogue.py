@@ -345,6 +345,107 @@ _ECK: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ),
 )
 
+_OPSTREE = "OT-CONTAINER-KIT/redis-operator "
+#: Every Redis pod's containers: kubernetesConfig.image, the exporter when enabled, the init
+#: container when enabled, the sidecars (internal/k8sutils/statefulset.go generateContainerDef,
+#: generateInitContainerDef).
+_OPSTREE_IMAGES = (
+    _image("/spec/kubernetesConfig/image"),
+    ImageSource(
+        (_p("/spec/redisExporter/image"),),
+        required=False,
+        when=((_p("/spec/redisExporter/enabled"), ("true",)),),
+    ),
+    ImageSource(
+        (_p("/spec/initContainer/image"),),
+        required=False,
+        when=((_p("/spec/initContainer/enabled"), ("true",)),),
+    ),
+    _extra("/spec/sidecars/*/image"),
+)
+_OPSTREE_CITE = (
+    "; internal/k8sutils/statefulset.go generateStatefulSetsDef (NodeSelector, Affinity, "
+    "Tolerations of the parameters), generateContainerDef (kubernetesConfig.image; the "
+    "exporter's image when redisExporter.enabled; sidecars[].image), generateInitContainerDef "
+    "(initContainer.image when initContainer.enabled)"
+)
+
+
+def _opstree(kind: str, module: str, *placements: tuple[str, str]) -> OperatorKind:
+    return OperatorKind(
+        "redis.redis.opstreelabs.in",
+        kind,
+        tuple(
+            Placement(
+                _p(path),
+                _OPSTREE_IMAGES,
+                # a cluster's role objects (RedisLeader, RedisFollower) are plain structs
+                creates=0 if path == "/spec" else 1,
+                cites=_OPSTREE + f"internal/k8sutils/{module}.go {function}" + _OPSTREE_CITE,
+            )
+            for path, function in placements
+        ),
+        cites=f"{kind}.{'/'.join(p for p, _ in placements)[1:].replace('/', '.')}."
+        "{affinity,tolerations,nodeSelector}; spec.kubernetesConfig.image, "
+        "spec.redisExporter.image, spec.initContainer.image, spec.sidecars[].image",
+        adds="with the GenerateConfigInInitContainer feature, an init container of the "
+        "operator's image",
+    )
+
+
+_OPSTREE_REDIS = (
+    _opstree(
+        "Redis",
+        "redis-standalone",
+        ("/spec", "generateRedisStandaloneParams (spec.nodeSelector, affinity, tolerations)"),
+    ),
+    _opstree(
+        "RedisCluster",
+        "redis-cluster",
+        *(
+            (
+                f"/spec/{role}",
+                f"CreateRedis{name} (spec.{role}.affinity, nodeSelector, tolerations: the "
+                "role's alone; api/common/v1beta2/common_types.go Redis{name})",
+            )
+            for role, name in (("redisLeader", "Leader"), ("redisFollower", "Follower"))
+        ),
+    ),
+    OperatorKind(
+        "redis.redis.opstreelabs.in",
+        "RedisReplication",
+        (
+            *_opstree(
+                "RedisReplication",
+                "redis-replication",
+                (
+                    "/spec",
+                    "generateRedisReplicationParams (spec.nodeSelector, affinity, tolerations)",
+                ),
+            ).placements,
+            # spec.sentinel: a Sentinel StatefulSet of its own, placed by its own fields.
+            Placement(
+                _p("/spec/sentinel"),
+                (_image("/spec/sentinel/image"),),
+                cites=_OPSTREE + "internal/controller/redisreplication/"
+                "redisreplication_sentinel.go buildSentinelPodTemplate (spec.sentinel."
+                "{affinity,tolerations,nodeSelector}, Image: spec.sentinel.image); "
+                "api/redisreplication/v1beta2/redisreplication_types.go Sentinel",
+            ),
+        ),
+        cites="RedisReplication.spec.{affinity,tolerations,nodeSelector}, spec.sentinel."
+        "{affinity,tolerations,nodeSelector,image}; spec.kubernetesConfig.image, "
+        "spec.redisExporter.image, spec.initContainer.image, spec.sidecars[].image",
+        adds="with the GenerateConfigInInitContainer feature, an init container of the "
+        "operator's image",
+    ),
+    _opstree(
+        "RedisSentinel",
+        "redis-sentinel",
+        ("/spec", "generateRedisSentinelParams (spec.nodeSelector, affinity, tolerations)"),
+    ),
+)
+
 #: The built-in catalogue: (group, kind) -> how its operator places its pods.
 CATALOGUE: tuple[OperatorKind, ...] = (
     # Prometheus Operator: the pod follows the resource's spec.
@@ -726,6 +827,41 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         (Placement(_p("/spec/tasks/*/template/spec"), pod_spec=True),),
         cites="Job.spec.tasks[].template (a PodTemplateSpec)",
     ),
+    # Volcano: a CronJob's Jobs are its spec.jobTemplate.spec (cronjob_controller_util.go
+    # getJobFromTemplate: JobTemplate.Spec.DeepCopyInto(&job.Spec)); a flow JobTemplate's spec
+    # is a Job's spec (flow/v1alpha1/jobtemplate_types.go JobTemplate.Spec v1alpha1.JobSpec).
+    OperatorKind(
+        "batch.volcano.sh",
+        "CronJob",
+        (
+            Placement(
+                _p("/spec/jobTemplate/spec/tasks/*/template/spec"),
+                pod_spec=True,
+                cites="volcano-sh/volcano staging/src/volcano.sh/apis/pkg/apis/batch/v1alpha1/"
+                "job.go CronJobSpec.JobTemplate (JobTemplateSpec: a JobSpec, tasks[].template "
+                "a PodTemplateSpec); pkg/controllers/cronjob/cronjob_controller_util.go "
+                "(cj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec))",
+            ),
+        ),
+        cites="CronJob.spec.jobTemplate.spec.tasks[].template (PodTemplateSpecs)",
+    ),
+    OperatorKind(
+        "flow.volcano.sh",
+        "JobTemplate",
+        (
+            Placement(
+                _p("/spec/tasks/*/template/spec"),
+                pod_spec=True,
+                cites="volcano-sh/volcano staging/src/volcano.sh/apis/pkg/apis/flow/v1alpha1/"
+                "jobtemplate_types.go JobTemplate.Spec (a batch.volcano.sh JobSpec, made a "
+                "Job by a JobFlow)",
+            ),
+        ),
+        cites="JobTemplate.spec.tasks[].template (PodTemplateSpecs)",
+    ),
+    # OT-Container-Kit redis-operator: a StatefulSet per resource (per role for a cluster)
+    # placed by the spec's (or the role's) own fields, alone; its images the spec names.
+    *_OPSTREE_REDIS,
     # Crossplane: the provider's deployment; its image is the package's.
     OperatorKind(
         "pkg.crossplane.io",

@@ -25,12 +25,13 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("agent.k8s.elastic.co", ("Agent",)),
         ("apm.k8s.elastic.co", ("ApmServer",)),
         ("argoproj.io", ("EventSource", "Sensor")),
-        ("batch.volcano.sh", ("Job",)),
+        ("batch.volcano.sh", ("CronJob", "Job")),
         ("beat.k8s.elastic.co", ("Beat",)),
         ("ceph.rook.io", ("CephCluster",)),
         ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
         ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
         ("flink.apache.org", ("FlinkDeployment",)),
+        ("flow.volcano.sh", ("JobTemplate",)),
         ("jaegertracing.io", ("Jaeger",)),
         ("jobset.x-k8s.io", ("JobSet",)),
         (
@@ -53,6 +54,10 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("postgresql.cnpg.io", ("Cluster", "Pooler")),
         ("rabbitmq.com", ("RabbitmqCluster",)),
         ("ray.io", ("RayCluster", "RayJob", "RayService")),
+        (
+            "redis.redis.opstreelabs.in",
+            ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),
+        ),
         ("sparkoperator.k8s.io", ("SparkApplication",)),
         ("tekton.dev", ("PipelineRun", "TaskRun")),
     )

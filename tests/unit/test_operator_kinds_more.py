@@ -1,0 +1,100 @@
+"""More kinds of the catalogue (issue 29, item 4), from the operators' own samples
+(tests/fixtures/operators: each file names its repository and commit). Each used to pass in
+silence ("check passed")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
+
+from kmultiarch.api import mutate_text
+from kmultiarch.core.findings import SCHEDULING_CONFLICT
+from kmultiarch.engine import EngineResult
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
+
+
+def _run(text: str) -> tuple[list[dict[str, object]], EngineResult]:
+    result = mutate_text(text, resolve=resolve)
+    return list(yaml.safe_load_all(result.stream())), result
+
+
+def _fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+# -- Volcano: CronJob (batch.volcano.sh), JobTemplate (flow.volcano.sh) -----------------------
+
+
+def test_a_volcano_cronjob_sample_places_its_job_templates_tasks() -> None:
+    """cronjob_controller_util.go: the Job's spec is spec.jobTemplate.spec."""
+    text = _fixture("volcano-cronjob.yaml").replace("busybox:latest", "registry.test/bb-amd64:1")
+    (cronjob,), _ = _run(text)
+    task = cronjob["spec"]["jobTemplate"]["spec"]["tasks"][0]  # type: ignore[index]
+    assert task["template"]["spec"]["affinity"] == ARCH_IN_AMD64
+
+
+def test_a_volcano_flow_job_template_is_a_jobs_spec() -> None:
+    """flow/v1alpha1/jobtemplate_types.go: JobTemplate.spec is a batch.volcano.sh JobSpec."""
+    (template,), _ = _run(
+        "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobTemplate\nmetadata: {name: a}\nspec:\n"
+        "  minAvailable: 1\n  tasks:\n  - name: t\n    replicas: 1\n    template:\n"
+        "      spec:\n        containers: [{name: c, image: registry.test/a-amd64:1}]\n"
+    )
+    spec = template["spec"]["tasks"][0]["template"]["spec"]  # type: ignore[index]
+    assert spec["affinity"] == ARCH_IN_AMD64
+
+
+# -- OT-Container-Kit redis-operator -----------------------------------------------------------
+
+
+def test_a_redis_standalone_sample_is_placed_by_its_spec() -> None:
+    """redis-standalone.go generateRedisStandaloneParams: spec.{nodeSelector,affinity,
+    tolerations}; the exporter (disabled in the sample) is not judged."""
+    text = _fixture("opstree-redis-standalone.yaml").replace(
+        "quay.io/opstree/redis-exporter:latest", "registry.test/exporter-amd64:1"
+    )
+    (redis,), _ = _run(text)
+    assert redis["spec"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+    assert "affinity" not in redis["spec"]  # type: ignore[operator]
+    (redis,), _ = _run(text.replace("enabled: false", "enabled: true"))
+    assert redis["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+
+
+def test_a_redis_cluster_sample_places_leader_and_follower_by_their_own_fields() -> None:
+    """redis-cluster.go CreateRedisLeader/CreateRedisFollower: spec.redisLeader.{affinity,
+    nodeSelector,tolerations}, spec.redisFollower's; RedisCluster has no spec.affinity."""
+    text = _fixture("opstree-redis-cluster.yaml").replace(
+        "quay.io/opstree/redis:latest", "registry.test/redis-amd64:7"
+    )
+    (cluster,), _ = _run(text)
+    spec = cluster["spec"]
+    assert spec["redisLeader"] == {"affinity": ARCH_IN_AMD64}  # type: ignore[index]
+    assert spec["redisFollower"] == {"affinity": ARCH_IN_AMD64}  # type: ignore[index]
+    assert "affinity" not in spec  # type: ignore[operator]
+
+
+def test_a_redis_sentinel_sample_selecting_arm64_for_an_amd64_image_is_a_conflict() -> None:
+    text = _fixture("opstree-redis-sentinel.yaml").replace(
+        "quay.io/opstree/redis-sentinel:latest", "registry.test/sentinel-amd64:7"
+    )
+    text = text.replace("spec:\n", "spec:\n  nodeSelector: {kubernetes.io/arch: arm64}\n", 1)
+    (sentinel,), result = _run(text)
+    assert sentinel == yaml.safe_load(text.split("\n", 1)[1])
+    assert [f.rule for f in result.findings] == [SCHEDULING_CONFLICT]
+
+
+def test_a_redis_replications_sentinel_is_placed_by_spec_sentinel_on_its_own_image() -> None:
+    """redisreplication_sentinel.go buildSentinelPodTemplate: spec.sentinel.{affinity,
+    tolerations,nodeSelector}, Image: spec.sentinel.image."""
+    text = _fixture("opstree-redis-replication-sentinel.yaml").replace(
+        "quay.io/opstree/redis-sentinel:latest", "registry.test/sentinel-amd64:7"
+    )
+    (replication,), _ = _run(text)
+    spec = replication["spec"]
+    assert spec["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+    sentinel_affinity = spec["sentinel"]["affinity"]  # type: ignore[index]
+    assert sentinel_affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    assert "podAntiAffinity" in sentinel_affinity  # the sample's own rule kept
