@@ -47,7 +47,7 @@ from yaml.nodes import Node  # noqa: E402
 from kmultiarch.core.policy import ScopePolicy  # noqa: E402
 from kmultiarch.core.workloads import find_workloads  # noqa: E402
 from kmultiarch.errors import ManifestStreamError  # noqa: E402
-from kmultiarch.yaml.edit import _detect_style, edit_hint  # noqa: E402
+from kmultiarch.yaml.edit import EditHint, _detect_style, _Style, edit_hint  # noqa: E402
 from kmultiarch.yaml.stream import (  # noqa: E402
     _compose_document,
     _split_segments,
@@ -300,25 +300,25 @@ def _block_scalar_end(text: str, position: int, parent_column: int) -> int:
 # Checking against the full parse, and timing
 
 
-def full_parse(text: str) -> tuple[object, tuple[object, object]]:
+def full_parse(text: str) -> tuple[object, EditHint | None, _Style | None]:
     """(value, edit hint's anchor and style) by the full reader, the engine's way."""
     reader = _StreamReader("check")
     document = reader.read_document(text, 0, 1)
     value = document.value
     node = _compose_document(text)
     hint = edit_hint(text, node, [POD_SPEC]) if node is not None else None
-    return value, (hint, _detect_style(node, text) if node is not None else None)
+    return value, hint, _detect_style(node, text) if node is not None else None
 
 
 def agrees(text: str, result: PodScan) -> str | None:
     """None when the full parse says what the scan said, else what differs."""
     try:
-        value, (hint, style) = full_parse(text)  # type: ignore[misc]
+        value, hint, style = full_parse(text)
     except ManifestStreamError as exc:
         return f"the full parse refuses it: {exc}"
     spec = value
     for part in POD_SPEC:
-        spec = spec.get(part) if isinstance(spec, dict) else None  # type: ignore[assignment]
+        spec = spec.get(part) if isinstance(spec, dict) else None
     if not isinstance(spec, dict):
         return "no pod spec in the value"
     if frozenset(spec) != result.spec_keys:
