@@ -10,6 +10,10 @@ a ``target`` selects, so this module turns an :class:`~kmultiarch.engine.EngineR
 - :func:`helmrelease_post_renderers`: the same patches inline, for ``--output
   helmrelease-patches``.
 
+``spec.repinDigests`` (an image pinned to one platform's manifest, rewritten to its index
+digest) is an RFC 6902 ``replace`` of the image field, after the scheduling operations, as in
+``--output patch``: the Component gives what ``mutate`` writes.
+
 Resources are what kustomize loads: a document, or each item of a ``kind: List`` (kustomize
 loads the items, nested lists too, as resources of their own), whose operations under
 ``/items/N`` are re-based onto the item.
@@ -153,9 +157,10 @@ def targeted_patches(result: EngineResult) -> list[TargetedPatch]:
     wanted: set[tuple[str, str]] = set()
     for source, outcomes in result.documents.items():
         for outcome in outcomes:
-            if outcome.operations:
+            document_operations = [*outcome.operations, *_repin_operations(outcome.repins)]
+            if document_operations:
                 for resource, operations in _split_by_resource(
-                    source, outcome.document, outcome.operations
+                    source, outcome.document, document_operations
                 ):
                     changed.append((resource, operations))
                     wanted.add((resource.version, resource.kind))
@@ -167,6 +172,17 @@ def targeted_patches(result: EngineResult) -> list[TargetedPatch]:
         for resource, operations in changed
     ]
     return _named(patches)
+
+
+def _repin_operations(
+    repins: Iterable[tuple[tuple[PathPart, ...], str, str]],
+) -> list[PatchOperation]:
+    """``spec.repinDigests``: each image field written with its index digest, as the ``replace``
+    ``--output patch`` gives (mutate rewrites the same field in the text), once per field."""
+    replaced: dict[tuple[PathPart, ...], PatchOperation] = {}
+    for path, _, repinned in repins:
+        replaced.setdefault(tuple(path), PatchOperation("replace", tuple(path), repinned))
+    return list(replaced.values())
 
 
 def _split_by_resource(

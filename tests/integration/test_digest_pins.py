@@ -224,3 +224,88 @@ def test_a_digest_without_a_tag_is_a_pin_when_the_lock_knows_its_index(
     )
     assert fixed.returncode == 1, fixed.stderr
     assert f"image: {TEST_HOST}/{seeded.repository}@{seeded.digest}\n" in manifest.read_text()
+
+
+def test_spec_repin_digests_is_in_the_flux_component_and_the_helmrelease_patches(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """The Component of ``mutate --output kustomize`` (and the HelmRelease's post-renderer
+    patches) gives what mutate writes, repins included: the image field of a container, of an
+    item of a List and of an image volume replaced by the index digest, under the real
+    kustomize. Before, the patches held the scheduling operations only: kustomize built the
+    platform pin back."""
+    from integration.test_flux_kustomize import (
+        assert_same_resources,
+        build,
+        kustomization_of,
+        write_kustomization,
+    )
+
+    config = write_policy(tmp_path / "policy.yaml", registry, {"repinDigests": True})
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    index = registry.images["multiarch-oci"].digest
+    pinned = _pinned(registry, "multiarch-oci", child)
+    listed = yaml.safe_load(deployment("api", [pinned]))
+    stream = (
+        deployment(
+            "web",
+            [pinned],
+            extra_spec=(
+                f"      volumes:\n      - name: tools\n        image: {{reference: {pinned}}}\n"
+            ),
+        )
+        + "---\n"
+        + yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [listed]})
+    )
+    original = kustomization_of(tmp_path / "original", stream)
+    manifest = original / "r.yaml"
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    assert pinned not in mutated.stdout and mutated.stdout.count(pinned.replace(child, index)) == 3
+
+    written = run_kmultiarch(
+        [
+            "mutate",
+            "--output",
+            "kustomize",
+            "--output-dir",
+            str(tmp_path / "kmultiarch"),
+            "--config",
+            str(config),
+            str(manifest),
+        ],
+        env=env,
+    )
+    assert written.returncode == 0, written.stderr
+    with_component = write_kustomization(
+        tmp_path / "with",
+        resources=["../original"],
+        components=["../kmultiarch"],
+    )
+    built = build(with_component)
+    assert pinned not in built
+    assert_same_resources(built, mutated.stdout)
+
+    post = run_kmultiarch(
+        ["mutate", "--output", "helmrelease-patches", "--config", str(config), str(manifest)],
+        env=env,
+    )
+    assert post.returncode == 0, post.stderr
+    (renderer,) = yaml.safe_load(post.stdout)["postRenderers"]
+    inline = write_kustomization(
+        tmp_path / "inline", resources=["../original"], patches=renderer["kustomize"]["patches"]
+    )
+    assert_same_resources(build(inline), mutated.stdout)
+
+    checked = run_kmultiarch(
+        [
+            "check",
+            "--component",
+            str(tmp_path / "kmultiarch"),
+            "--config",
+            str(config),
+            str(manifest),
+        ],
+        env=env,
+    )
+    assert "the Component is up to date" in checked.stderr, checked.stdout + checked.stderr
