@@ -446,6 +446,42 @@ _OPSTREE_REDIS = (
     ),
 )
 
+_ALTINITY = "Altinity/clickhouse-operator "
+
+
+def _altinity(group: str, kind: str, default_image: str, model: str) -> OperatorKind:
+    """A ClickHouse (or Keeper) installation: each podTemplates[] item's spec is the pod spec
+    of the hosts that name it; its app container, when the template has none, runs the
+    operator's default image."""
+    path = "/spec/templates/podTemplates/*/spec"
+    return OperatorKind(
+        group,
+        kind,
+        (
+            Placement(
+                _p(path),
+                (ImageSource((_p(f"{path}/containers/*/image"),), templates=(default_image,)),),
+                pod_spec=True,
+                # A template's zone (zone.values) adds a node selector term the operator
+                # appends to the template's own (an OR): a constraint written in the template
+                # would not hold for it.
+                unless=((_p("/spec/templates/podTemplates/*/zone/values/*"), ()),),
+                cites=_ALTINITY + "pkg/apis/clickhouse.altinity.com/v1/type_templates.go "
+                "PodTemplate.Spec (a core PodSpec); pkg/model/common/normalizer/templates/"
+                "pod.go NormalizePodTemplate (Spec.Affinity = affinity.Merge(the template's, "
+                "Make(template)): zone.values add a nodeSelectorTerm, appended, "
+                "affinity/node-affinity.go mergeNodeAffinity); pkg/model/" + model + "/creator/"
+                "container.go EnsureAppContainer, NewDefaultAppContainer (the default image "
+                "when the template has no app container: pkg/model/" + model + "/config/"
+                "const.go)",
+            ),
+        ),
+        cites=f"{kind}.spec.templates.podTemplates[].spec (PodSpecs), zone",
+        adds=f"{default_image} when a template names no app container; pods of hosts naming "
+        "no pod template run that image, placed by nothing kmultiarch writes",
+    )
+
+
 #: The built-in catalogue: (group, kind) -> how its operator places its pods.
 CATALOGUE: tuple[OperatorKind, ...] = (
     # Prometheus Operator: the pod follows the resource's spec.
@@ -826,6 +862,19 @@ CATALOGUE: tuple[OperatorKind, ...] = (
         "Job",
         (Placement(_p("/spec/tasks/*/template/spec"), pod_spec=True),),
         cites="Job.spec.tasks[].template (a PodTemplateSpec)",
+    ),
+    # Altinity clickhouse-operator: pod templates by name.
+    _altinity(
+        "clickhouse.altinity.com",
+        "ClickHouseInstallation",
+        "clickhouse/clickhouse-server:latest",
+        "chi",
+    ),
+    _altinity(
+        "clickhouse-keeper.altinity.com",
+        "ClickHouseKeeperInstallation",
+        "clickhouse/clickhouse-keeper:latest",
+        "chk",
     ),
     # Volcano: a CronJob's Jobs are its spec.jobTemplate.spec (cronjob_controller_util.go
     # getJobFromTemplate: JobTemplate.Spec.DeepCopyInto(&job.Spec)); a flow JobTemplate's spec

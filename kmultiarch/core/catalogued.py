@@ -28,6 +28,8 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("batch.volcano.sh", ("CronJob", "Job")),
         ("beat.k8s.elastic.co", ("Beat",)),
         ("ceph.rook.io", ("CephCluster",)),
+        ("clickhouse-keeper.altinity.com", ("ClickHouseKeeperInstallation",)),
+        ("clickhouse.altinity.com", ("ClickHouseInstallation",)),
         ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
         ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
         ("flink.apache.org", ("FlinkDeployment",)),

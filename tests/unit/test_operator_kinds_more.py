@@ -98,3 +98,49 @@ def test_a_redis_replications_sentinel_is_placed_by_spec_sentinel_on_its_own_ima
     sentinel_affinity = spec["sentinel"]["affinity"]  # type: ignore[index]
     assert sentinel_affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
     assert "podAntiAffinity" in sentinel_affinity  # the sample's own rule kept
+
+
+# -- Altinity clickhouse-operator --------------------------------------------------------------
+
+
+def test_a_clickhouse_installation_samples_pod_template_is_its_pods_spec() -> None:
+    """type_templates.go PodTemplate.Spec: a PodSpec, the pod spec of the hosts naming it."""
+    text = _fixture("altinity-chi-pod-template.yaml").replace(
+        "clickhouse/clickhouse-server:24.8", "registry.test/clickhouse-amd64:24.8"
+    )
+    (chi,), _ = _run(text)
+    template = chi["spec"]["templates"]["podTemplates"][0]  # type: ignore[index]
+    assert template["spec"]["affinity"] == ARCH_IN_AMD64
+
+
+def test_a_clickhouse_pod_template_without_its_container_runs_the_default_image() -> None:
+    """container.go EnsureAppContainer: clickhouse/clickhouse-server:latest is added."""
+    _, result = _run(
+        "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\n"
+        "metadata: {name: c}\nspec:\n  templates:\n    podTemplates:\n"
+        "    - name: p\n      spec: {nodeSelector: {disk: ssd}}\n"
+    )
+    assert {str(r) for r in result.resolutions} == {"docker.io/clickhouse/clickhouse-server:latest"}
+
+
+def test_a_clickhouse_pod_template_with_a_zone_gets_no_constraint() -> None:
+    """pod.go NormalizePodTemplate: zone.values add a node selector term ORed with the
+    template's own; an arch term written there would not hold."""
+    text = (
+        "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\n"
+        "metadata: {name: c}\nspec:\n  templates:\n    podTemplates:\n    - name: p\n"
+        "      zone: {values: [us-east-1a]}\n      spec:\n        containers:\n"
+        "        - {name: clickhouse, image: registry.test/clickhouse-amd64:24.8}\n"
+    )
+    (chi,), _ = _run(text)
+    assert chi == yaml.safe_load(text)
+
+
+def test_a_clickhouse_keeper_samples_template_keeps_its_anti_affinity() -> None:
+    text = _fixture("altinity-chk-extended-3-nodes.yaml").replace(
+        '"clickhouse/clickhouse-keeper:latest"', "registry.test/keeper-amd64:24"
+    )
+    (chk,), _ = _run(text)
+    affinity = chk["spec"]["templates"]["podTemplates"][0]["spec"]["affinity"]  # type: ignore[index]
+    assert affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    assert "podAntiAffinity" in affinity
