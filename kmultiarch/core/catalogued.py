@@ -22,6 +22,7 @@ __all__ = ["CATALOGUE_KINDS", "built_in_operators"]
 CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
     (group, kind)
     for group, kinds in (
+        ("acid.zalan.do", ("postgresql",)),
         ("agent.k8s.elastic.co", ("Agent",)),
         ("apm.k8s.elastic.co", ("ApmServer",)),
         ("argoproj.io", ("EventSource", "Sensor")),

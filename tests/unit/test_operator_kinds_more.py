@@ -10,7 +10,7 @@ import yaml
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.findings import SCHEDULING_CONFLICT
+from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
 from kmultiarch.engine import EngineResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
@@ -144,3 +144,38 @@ def test_a_clickhouse_keeper_samples_template_keeps_its_anti_affinity() -> None:
     affinity = chk["spec"]["templates"]["podTemplates"][0]["spec"]["affinity"]  # type: ignore[index]
     assert affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
     assert "podAntiAffinity" in affinity
+
+
+# -- Zalando postgres-operator ----------------------------------------------------------------
+
+
+def test_a_zalando_postgresql_sample_gets_a_bare_node_affinity_for_its_images() -> None:
+    """k8sres.go generateStatefulSet: Image spec.dockerImage; nodeAffinity(node readiness
+    label, spec.nodeAffinity): a bare NodeAffinity; initContainers run in the pod."""
+    text = _fixture("zalando-complete-postgres-manifest.yaml").replace(
+        "image: busybox", "image: registry.test/busybox-amd64:1"
+    )
+    (postgresql,), _ = _run(text)
+    assert postgresql["spec"]["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]  # type: ignore[index]
+
+
+def test_a_zalando_postgresql_without_docker_image_runs_the_operators_spilo() -> None:
+    text = (
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: acid-minimal}\n"
+        "spec: {teamId: acid, numberOfInstances: 2, postgresql: {version: '17'}}\n"
+    )
+    (postgresql,), result = _run(text)
+    assert postgresql == yaml.safe_load(text)
+    (finding,) = result.findings
+    assert finding.rule == IMAGE_CHOSEN_BY_OPERATOR and "spec.dockerImage" in finding.message
+
+
+def test_a_zalando_pooler_or_logical_backup_runs_an_image_of_the_operators() -> None:
+    """connection_pooler.go and generateLogicalBackupJob: their pods take spec.tolerations."""
+    base = (
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata: {name: a}\n"
+        "spec: {dockerImage: 'registry.test/spilo:4', enableLogicalBackup: true}\n"
+    )
+    (postgresql,), result = _run(base)
+    assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
+    assert "tolerations" not in postgresql["spec"]  # type: ignore[operator]
