@@ -50,6 +50,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("logstash.k8s.elastic.co", ("Logstash",)),
         ("maps.k8s.elastic.co", ("ElasticMapsServer",)),
         ("minio.min.io", ("Tenant",)),
+        ("mongodbcommunity.mongodb.com", ("MongoDBCommunity",)),
         ("monitoring.coreos.com", ("Alertmanager", "Prometheus", "PrometheusAgent", "ThanosRuler")),
         ("opentelemetry.io", ("OpenTelemetryCollector",)),
         ("packageregistry.k8s.elastic.co", ("PackageRegistry",)),

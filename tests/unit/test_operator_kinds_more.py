@@ -12,6 +12,7 @@ from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
 from kmultiarch.engine import EngineResult
+from kmultiarch.io.config import parse_policy_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
 
@@ -179,3 +180,32 @@ def test_a_zalando_pooler_or_logical_backup_runs_an_image_of_the_operators() -> 
     (postgresql,), result = _run(base)
     assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
     assert "tolerations" not in postgresql["spec"]  # type: ignore[operator]
+
+
+# -- MongoDB Community operator ---------------------------------------------------------------
+
+_MONGODB_IMAGES = (
+    "  podSpecs:\n  - apiVersion: mongodbcommunity.mongodb.com/v1\n    kind: MongoDBCommunity\n"
+    "    defaultImages: [quay.io/mongodb/mongodb-community-server:7.0.12-ubi8,"
+    " quay.io/mongodb/mongodb-agent-amd64:108.0.2]\n"
+)
+
+
+def test_a_mongodb_community_samples_agent_is_chosen_by_the_operator_until_declared() -> None:
+    """mongodbstatefulset.go: mongod and the agent run the operator's MONGODB_IMAGE and
+    AGENT_IMAGE; spec.statefulSet.spec is merged over its StatefulSet."""
+    text = _fixture("mongodb-community-hostpath.yaml")
+    documents, result = _run(text)
+    assert documents[0] == next(yaml.safe_load_all(text))
+    messages = [f.message for f in result.findings if f.rule == IMAGE_CHOSEN_BY_OPERATOR]
+    assert any("mongodb-agent" in message for message in messages)
+    policy = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        f"spec:\n{_MONGODB_IMAGES}",
+        "policy.yaml",
+    )
+    result = mutate_text(text, policy, resolve=resolve)
+    mongodb = next(yaml.safe_load_all(result.stream()))
+    pod = mongodb["spec"]["statefulSet"]["spec"]["template"]["spec"]
+    assert pod["affinity"] == ARCH_IN_AMD64
+    assert pod["initContainers"][0]["image"] == "busybox"  # the sample's own, kept
