@@ -364,10 +364,18 @@ class TagRecord:
         return 0 <= now - self.checked_at < ttl
 
 
+#: An index's entries as a platform record keeps them: (digest, platform or None), in order.
+IndexChildren = tuple[tuple[str, Platform | None], ...]
+
+
 @dataclass(frozen=True)
 class PlatformRecord:
     media_type: str
     platforms: frozenset[Platform]
+    #: The entries of the index (each digest with the platform it is listed under, None when
+    #: unlabelled; ``()`` for an image manifest), when known: what a platform pin of the tag is
+    #: told apart by (:mod:`kmultiarch.resolve.pins`). None: not recorded.
+    children: IndexChildren | None = None
 
 
 class ResolutionCache:
@@ -470,7 +478,15 @@ class ResolutionCache:
             self.hits += 1
         return record
 
-    def put_platforms(self, digest: str, media_type: str, platforms: frozenset[Platform]) -> None:
+    def put_platforms(
+        self,
+        digest: str,
+        media_type: str,
+        platforms: frozenset[Platform],
+        children: IndexChildren | None = None,
+    ) -> None:
+        """Record what ``digest`` runs on; ``children``: the index's entries too (left out
+        when there are more than a record may hold)."""
         if len(platforms) > MAX_PLATFORMS:
             # Bounded on write as on read (issue 28): a record read back as damage would warn
             # "corrupted" on every warm run and be asked for again anyway.
@@ -482,6 +498,11 @@ class ResolutionCache:
         }
         if not platforms:
             record["metadataOnly"] = True
+        if children is not None and len(children) <= MAX_PLATFORMS:
+            record["children"] = [
+                {"digest": child, "platform": None if platform is None else str(platform)}
+                for child, platform in children
+            ]
         self.backend.set(_PLATFORMS_PREFIX + digest, record)
         if self.shared is not None:
             self.shared.set(_PLATFORMS_PREFIX + digest, record, expire=SHARED_DIGEST_RETENTION)
@@ -599,7 +620,31 @@ def _platform_record(value: dict[str, Any]) -> PlatformRecord:
     platforms = checked_platforms(
         value.get("platforms"), metadata_only=bool(value.get("metadataOnly"))
     )
-    return PlatformRecord(media_type, platforms)
+    children = value.get("children")
+    if children is None:
+        return PlatformRecord(media_type, platforms)
+    return PlatformRecord(media_type, platforms, _index_children(children))
+
+
+def _index_children(value: object) -> IndexChildren:
+    """A record's index entries, each checked as every answer is (its digest, its platform),
+    and no more of them than a record may hold."""
+    if not isinstance(value, list):
+        raise AnswerError("children", f"expected a list, found {type(value).__name__}")
+    if len(value) > MAX_PLATFORMS:
+        raise AnswerError("children", f"more than {MAX_PLATFORMS}")
+    children: list[tuple[str, Platform | None]] = []
+    for position, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise AnswerError(f"children[{position}]", "expected an object")
+        try:
+            digest = checked_digest(item.get("digest"))
+            platform = item.get("platform")
+            (checked,) = checked_platforms([platform]) if platform is not None else (None,)
+        except AnswerError as exc:
+            raise AnswerError(f"children[{position}].{exc.field}", exc.reason) from None
+        children.append((digest, checked))
+    return tuple(children)
 
 
 def open_cache(

@@ -10,9 +10,14 @@ that the tag moved (the digest is in its index no more).
 
 The common case costs nothing: a pin to the tag's own digest is known from the cache's tag
 record while it is fresh (as the resolver trusts it), else from a HEAD of the tag (Docker Hub
-does not count HEADs against its pull limit), which is recorded in the cache. Only a pin that
-is not the tag's digest is asked for the tag's manifest (a GET per run: the index entries are
-not cached yet).
+does not count HEADs against its pull limit), which is recorded in the cache. A pin that is
+not the tag's digest is asked for the tag's manifest once: the index's entries (each child's
+digest and platform) are kept in the cache's platform record of the index digest, beside its
+platforms, so that a warm run answers from the tag record and that record without a request
+(a stale tag costs a HEAD, whose digest finds the record). The record is written whole when the
+index lists labelled image manifests only (its platforms are then those labels, as the resolver
+computes them); otherwise the entries are added to the resolver's record of the index when
+there is one, and else not kept (the GET is asked again).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.oci import compute_digest, parse_manifest
+from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
+from kmultiarch.core.oci import IMAGE_TYPES, ParsedManifest, compute_digest, parse_manifest
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError
@@ -53,7 +59,7 @@ async def tag_pins(
 ) -> dict[ImageRef, DigestPin]:
     """For each pinned reference whose digest is not its tag's: what the tag names now (a
     registry that cannot answer says nothing: the pin is not reported)."""
-    wanted = [r for r in pinned(resolutions) if not _cached_as_pinned(r.reference, cache)]
+    wanted = [r for r in pinned(resolutions) if cached_pin(r.reference, cache) is None]
     if not wanted:
         return {}
     client.plan((r.reference.registry, r.reference.repository) for r in wanted)
@@ -72,22 +78,55 @@ async def tag_pins(
     return {reference: pin for reference, pin in answers if pin is not None}
 
 
-def _cached_as_pinned(reference: ImageRef, cache: ResolutionCache | None) -> bool:
-    """Whether the cache's fresh tag record says the tag names the pinned digest."""
+#: What the cache says of a pin: known (with the pin, None for a pin that is right), or not.
+_Known = tuple[DigestPin | None] | None
+
+
+def cached_pins(
+    resolutions: Iterable[Resolution], cache: ResolutionCache
+) -> tuple[dict[ImageRef, DigestPin], bool]:
+    """The pins the cache answers alone (the tag's fresh record, and the index's entries in
+    the platform record of the digest it names), and whether every pinned reference was
+    answered (nothing left to ask)."""
+    pins: dict[ImageRef, DigestPin] = {}
+    complete = True
+    for resolution in pinned(resolutions):
+        known = cached_pin(resolution.reference, cache)
+        if known is None:
+            complete = False
+        elif known[0] is not None:
+            pins[resolution.reference] = known[0]
+    return pins, complete
+
+
+def cached_pin(reference: ImageRef, cache: ResolutionCache | None) -> _Known:
+    """What the cache's fresh tag record (and the record of the digest it names) says of the
+    pin; None: not known without asking."""
     if cache is None:
-        return False
+        return None
     record = cache.get_tag(tag_key(reference))
-    return (
-        record is not None
-        and record.digest == reference.digest
-        and record.is_fresh(cache.tag_ttl, time.time())
-    )
+    if record is None or not record.is_fresh(cache.tag_ttl, time.time()):
+        return None
+    if record.digest == reference.digest:
+        return (None,)
+    return _known_from_index(reference, record.digest, cache)
+
+
+def _known_from_index(reference: ImageRef, digest: str, cache: ResolutionCache) -> _Known:
+    """The pin as the recorded entries of ``digest`` (what the tag names) tell it."""
+    record = cache.get_platforms(digest)
+    if record is None or record.children is None:
+        return None
+    assert reference.tag is not None
+    children = dict(record.children)  # none for an image manifest: the tag moved
+    if reference.digest not in children:
+        return (DigestPin(reference.tag, digest, moved=True),)
+    return (DigestPin(reference.tag, digest, children[reference.digest]),)
 
 
 async def _pin(
     client: RegistryClient, reference: ImageRef, cache: ResolutionCache | None
 ) -> DigestPin | None:
-
     assert reference.tag is not None and reference.digest is not None
     source = f"{reference.name}:{reference.tag}"
     fetched = None
@@ -101,6 +140,9 @@ async def _pin(
                 if cache is not None:
                     cache.put_tag(tag_key(reference), announced)
                 return None  # the tag's own digest: no request more
+            known = _announced(reference, announced, cache)
+            if known is not None:
+                return known[0]  # the index's entries are recorded: no GET
             fetched = await client.get_manifest(
                 endpoint, reference.repository, reference.tag, source=source
             )
@@ -117,12 +159,50 @@ async def _pin(
     if digest == reference.digest:
         return None  # the pin is the tag's own manifest or index
     manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
+    if cache is not None:
+        _record_entries(cache, digest, manifest)
     if manifest.kind != "index":
         return DigestPin(reference.tag, digest, moved=True)
     children = {entry.digest: entry.platform for entry in manifest.entries}
     if reference.digest not in children:
         return DigestPin(reference.tag, digest, moved=True)
     return DigestPin(reference.tag, digest, children[reference.digest])
+
+
+def _announced(reference: ImageRef, announced: str | None, cache: ResolutionCache | None) -> _Known:
+    """The pin as the recorded entries of the digest a HEAD announced tell it (the tag's
+    record renewed); None: not recorded, the tag's manifest is to be read."""
+    if cache is None or announced is None:
+        return None
+    try:
+        digest = checked_digest(announced)
+    except AnswerError:
+        return None
+    known = _known_from_index(reference, digest, cache)
+    if known is not None:
+        cache.put_tag(tag_key(reference), digest)
+    return known
+
+
+def _record_entries(cache: ResolutionCache, digest: str, manifest: ParsedManifest) -> None:
+    """Keep the entries of what the tag names in the platform record of its digest: the
+    whole record when its platforms are the labels of its entries (an index of labelled image
+    manifests, as the resolver reads it), else added to the resolver's record when there is
+    one (an image manifest has no entry)."""
+    children = tuple((entry.digest, entry.platform) for entry in manifest.entries)
+    labelled = manifest.kind == "index" and all(
+        entry.platform is not None and entry.media_type in IMAGE_TYPES for entry in manifest.entries
+    )
+    if labelled and children:
+        try:
+            platforms = checked_platforms({platform for _, platform in children})
+        except AnswerError:
+            return
+        cache.put_platforms(digest, manifest.media_type, platforms, children)
+        return
+    record = cache.get_platforms(digest)
+    if record is not None:
+        cache.put_platforms(digest, record.media_type, record.platforms, children)
 
 
 def lock_pins(lock: ImageLock, resolutions: Iterable[Resolution]) -> dict[ImageRef, DigestPin]:

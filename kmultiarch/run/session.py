@@ -150,16 +150,21 @@ class Session:
         """References pinned to one platform's manifest: ``NAME:TAG@DIGEST`` against what the
         tag names now (a platform manifest of its index, or a tag that moved; offline,
         nothing), ``NAME@DIGEST`` against the indexes the lock records."""
-        from kmultiarch.resolve.pins import lock_pins, pinned, with_pins
+        from kmultiarch.resolve.pins import cached_pins, lock_pins, pinned, with_pins
 
         pins = lock_pins(self.lock, resolved.values()) if self.lock is not None else {}
         if not self.config.offline and pinned(resolved.values()):
-            import asyncio
+            # The cache answers a warm run (the tags' records, the indexes' entries): the
+            # network stack is loaded only when a tag is to be asked.
+            cached, complete = cached_pins(resolved.values(), self.cache)
+            pins.update(cached)
+            if not complete:
+                import asyncio
 
-            from kmultiarch.resolve.pins import tag_pins
+                from kmultiarch.resolve.pins import tag_pins
 
-            client = self.resolver.client_factory()
-            pins.update(asyncio.run(tag_pins(client, resolved.values(), self.cache)))
+                client = self.resolver.client_factory()
+                pins.update(asyncio.run(tag_pins(client, resolved.values(), self.cache)))
         return with_pins(resolved, pins) if pins else resolved
 
     def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:

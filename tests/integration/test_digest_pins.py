@@ -309,3 +309,52 @@ def test_spec_repin_digests_is_in_the_flux_component_and_the_helmrelease_patches
         env=env,
     )
     assert "the Component is up to date" in checked.stderr, checked.stdout + checked.stderr
+
+
+def test_a_pin_to_a_platform_manifest_costs_one_get_of_the_tag_then_nothing(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """The index's answer (its digest, its children's digests and platforms) is kept in the
+    cache: a warm run reports the same pin, and the same tag that moved, without a request.
+    Before, every run asked the tag's manifest again. Offline, nothing is asked nor said."""
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    moved = registry.images["two-tags-latest"]
+    other = registry.images["two-tags-1.0"].digest
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(
+        deployment(
+            "web",
+            [
+                _pinned(registry, "multiarch-oci", child),
+                f"{TEST_HOST}/{moved.repository}:{moved.tag}@{other}",
+            ],
+        )
+    )
+
+    def problems(stdout: str) -> list[tuple[str, str]]:
+        return sorted(
+            (p["level"], p["message"])
+            for p in json.loads(stdout)["problems"]
+            if p["rule"] == "platform-pinned-digest"
+        )
+
+    command = ["check", "-o", "json", "--config", str(config), str(manifest)]
+    cold = registry.mark()
+    first = run_kmultiarch(command, env=env)
+    assert first.returncode == 1, first.stderr
+    assert cold.count("GET", f"{seeded.repository}/manifests/{seeded.tag}") == 1
+    assert cold.count("GET", f"{moved.repository}/manifests/{moved.tag}") == 1
+    found = problems(first.stdout)
+    assert [level for level, _ in found] == ["error", "warning"], found
+    assert seeded.digest in found[0][1] and "the tag moved" in found[1][1]
+
+    warm = registry.mark()
+    second = run_kmultiarch(command, env=env)
+    assert warm.requests() == []
+    assert second.returncode == 1
+    assert problems(second.stdout) == found
+
+    offline = run_kmultiarch([*command, "--offline"], env=env)
+    assert problems(offline.stdout) == []
