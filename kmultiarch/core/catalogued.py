@@ -54,6 +54,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("monitoring.coreos.com", ("Alertmanager", "Prometheus", "PrometheusAgent", "ThanosRuler")),
         ("opentelemetry.io", ("OpenTelemetryCollector",)),
         ("packageregistry.k8s.elastic.co", ("PackageRegistry",)),
+        ("pgv2.percona.com", ("PerconaPGCluster",)),
         ("pkg.crossplane.io", ("DeploymentRuntimeConfig",)),
         ("postgresql.cnpg.io", ("Cluster", "Pooler")),
         ("rabbitmq.com", ("RabbitmqCluster",)),

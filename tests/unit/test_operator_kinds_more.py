@@ -209,3 +209,32 @@ def test_a_mongodb_community_samples_agent_is_chosen_by_the_operator_until_decla
     pod = mongodb["spec"]["statefulSet"]["spec"]["template"]["spec"]
     assert pod["affinity"] == ARCH_IN_AMD64
     assert pod["initContainers"][0]["image"] == "busybox"  # the sample's own, kept
+
+
+# -- Percona Operator for PostgreSQL ----------------------------------------------------------
+
+
+def test_a_percona_pg_samples_init_container_is_the_operators_until_named() -> None:
+    """percona/k8s/util.go InitImage: the operator's own image unless initContainer.image."""
+    text = _fixture("percona-pg-cr.yaml")
+    (cluster,), result = _run(text)
+    assert cluster["spec"]["instances"] == yaml.safe_load(text)["spec"]["instances"]  # type: ignore[index]
+    assert any(
+        f.rule == IMAGE_CHOSEN_BY_OPERATOR and "initContainer.image" in f.message
+        for f in result.findings
+    )
+
+
+def test_a_percona_pg_samples_instances_and_pgbouncer_are_placed_by_their_own_fields() -> None:
+    """PGInstanceSetSpec.ToCrunchy: instances[].affinity, tolerations; PGBouncerSpec's."""
+    text = _fixture("percona-pg-cr.yaml").replace(
+        "  image: docker.io/perconalab/percona-postgresql-operator:main-ppg18-postgres",
+        "  image: registry.test/postgres-amd64:18\n"
+        "  initContainer: {image: 'registry.test/pg-operator:2'}",
+    )
+    (cluster,), _ = _run(text)
+    instance_affinity = cluster["spec"]["instances"][0]["affinity"]  # type: ignore[index]
+    assert instance_affinity["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    assert "podAntiAffinity" in instance_affinity  # the sample's own, kept
+    bouncer = cluster["spec"]["proxy"]["pgBouncer"]  # type: ignore[index]
+    assert bouncer["tolerations"] == [ARM64_TOLERATION]
