@@ -41,13 +41,19 @@ from kmultiarch.core.findings import (
     count_of,
     unresolved_image_message,
 )
-from kmultiarch.core.operators import api_group, in_shape, materialized, scheduling_view
+from kmultiarch.core.operators import (
+    api_group,
+    in_shape,
+    injection_hints,
+    materialized,
+    scheduling_view,
+)
 from kmultiarch.core.patch import Operation
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution, Resolve, repin_text
+from kmultiarch.core.resolution import References, Resolution, Resolve, repin_text
 from kmultiarch.core.scheduling import (
     PodPlan,
     any_windows_build,
@@ -416,13 +422,20 @@ def run_documents(
     policy = with_node_pools(documents, policy)
     candidates = list(_candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     references: list[ImageRef] = []
+    volumes: set[ImageRef] = set()
+    programs: set[ImageRef] = set()
     for pod in candidates:
         if pod.status in ("excluded", "skipped"):
             continue  # nothing is decided for them: no lookup, no credential helper, no retry
-        references.extend(image.reference for image in pod.images if image.reference is not None)
-    resolutions = resolve(references) if references else {}
+        for image in pod.images:
+            if image.reference is not None:
+                references.append(image.reference)
+                (volumes if image.container.volume else programs).add(image.reference)
+    # An image only volumes use starts no program: spec.verify reads none of its layers.
+    volume_only = volumes - programs
+    resolutions = resolve(References(references, volume_only)) if references else {}
     if policy.resolution.repin_digests:
-        resolutions = _repinned(resolutions, resolve)
+        resolutions = _repinned(resolutions, resolve, volume_only)
     outcomes: dict[str, list[DocumentOutcome]] = {
         name: [DocumentOutcome(document) for document in docs] for name, docs in documents.items()
     }
@@ -465,6 +478,7 @@ def run_documents(
                 )
     findings.extend(drift_findings(documents, policy.scheduling))
     findings.extend(unknown_kind_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
+    findings.extend(_injection_findings(documents, policy.scope))
     result = EngineResult(sources, outcomes, pods, located(findings, documents), resolutions)
     if edit:
         result.apply_edits()
@@ -608,6 +622,54 @@ def unknown_kind_findings(
                 suggestion=found.suggestion,
             )
         )
+    return findings
+
+
+def _injection_findings(
+    documents: Mapping[str, list[SourceDocument]], scope: ScopePolicy
+) -> list[Finding]:
+    """An ``injected-sidecar`` warning for each resource of an operator's kind that is an
+    injection rather than a maker of pods (an OpenTelemetryCollector in ``mode: sidecar``),
+    with the ``spec.injections`` entry that declares it (core.operators.injection_hints)."""
+    operators = scope.operators
+    findings: list[Finding] = []
+    for source, docs in documents.items():
+        for document in docs:
+            known = document.resource_type
+            if known is None:
+                continue
+            group_kind = (api_group(known[0]), known[1])
+            if group_kind not in operators or known[1] in scope.exclude.kinds:
+                continue
+            entry = operators[group_kind]
+            if not any(placement.injected_by for placement in entry.placements):
+                continue
+            try:
+                value = document.value
+            except ManifestStreamError:
+                continue
+            for path, resource in resources_in(value):
+                metadata = resource.get("metadata")
+                metadata = metadata if isinstance(metadata, Mapping) else {}
+                for pointer, message, suggestion in injection_hints(resource, entry):
+                    findings.append(
+                        Finding(
+                            INJECTED_SIDECAR,
+                            "warning",
+                            message,
+                            source=source,
+                            document_index=document.index,
+                            line=document.start_line,
+                            resource=ResourceRef(
+                                str(resource.get("apiVersion")),
+                                str(resource.get("kind")),
+                                str(metadata.get("name") or ""),
+                                str(metadata.get("namespace") or ""),
+                            ),
+                            path=(*path, *pointer),
+                            suggestion=suggestion,
+                        )
+                    )
     return findings
 
 
@@ -1108,7 +1170,9 @@ class Locator:
 
 
 def _repinned(
-    resolutions: Mapping[ImageRef, Resolution], resolve: Resolve
+    resolutions: Mapping[ImageRef, Resolution],
+    resolve: Resolve,
+    volume_only: frozenset[ImageRef] | set[ImageRef] = frozenset(),
 ) -> Mapping[ImageRef, Resolution]:
     """``spec.repinDigests``: each reference pinned to one platform's manifest of its tag's
     index answered as the index is (the pod is decided on what it will pull once repinned)."""
@@ -1119,7 +1183,8 @@ def _repinned(
     }
     if not targets:
         return resolutions
-    answers = resolve(list(targets.values()))
+    programs = {target for reference, target in targets.items() if reference not in volume_only}
+    answers = resolve(References(targets.values(), set(targets.values()) - programs))
     updated = dict(resolutions)
     for reference, target in targets.items():
         answer, pin = answers.get(target), resolutions[reference].pin

@@ -699,9 +699,13 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                     _extra("/spec/initContainers/*/image"),
                 ),
                 unless=((_p("/spec/mode"), ("sidecar",)),),
+                injected_by="sidecar.opentelemetry.io/inject",
                 cites="open-telemetry/opentelemetry-operator internal/manifests/collector/"
                 "collector.go Build (mode sidecar: no workload), deployment.go, daemonset.go, "
-                "statefulset.go (spec.initContainers, spec.additionalContainers)",
+                "statefulset.go (spec.initContainers, spec.additionalContainers); "
+                "pkg/sidecar/annotation.go (mode sidecar: injected into the pods annotated "
+                "sidecar.opentelemetry.io/inject, true or the collector's name, or whose "
+                "namespace is)",
             ),
             Placement(
                 _p("/spec/targetAllocator"),

@@ -19,6 +19,7 @@ pool with its own image). Pure: plain data in and out.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ __all__ = [
     "image_lookup",
     "image_matches",
     "in_shape",
+    "injection_hints",
     "materialized",
     "placement_problems",
     "resolved_default",
@@ -181,6 +183,11 @@ class Placement:
     #: by another resource's object, written by that one's placement (a Strimzi pool without a
     #: pod template takes its Kafka's): the pods are judged here, nothing is created.
     judged_only_when_missing: bool = False
+    #: The pod annotation by which, for a resource ``unless`` excludes, the operator injects
+    #: the placement's containers into other pods instead of making its own
+    #: (``sidecar.opentelemetry.io/inject``: an OpenTelemetryCollector in ``mode: sidecar``):
+    #: a warning gives the ``spec.injections`` entry that declares it (:func:`injection_hints`).
+    injected_by: str = ""
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -662,3 +669,81 @@ def materialized(
     for token in reversed(path[len(path) - missing + 1 :]):
         value = {token: value}
     return [PatchOperation("add", path[: len(path) - missing + 1], value)]
+
+
+def injection_hints(
+    resource: Mapping[str, object], entry: OperatorKind
+) -> list[tuple[Pointer, str, str]]:
+    """For each placement of ``entry`` that ``resource`` makes an injection of (its
+    ``unless`` holds and it names ``injected_by``): where, a message, and the ``spec.injections``
+    entry that declares it (YAML), its images those the placement would run (as the resource
+    names or the operator computes them; a placeholder where only the operator knows)."""
+    hints: list[tuple[Pointer, str, str]] = []
+    api_version = resource.get("apiVersion")
+    for placement in entry.placements:
+        if (
+            not placement.injected_by
+            or not placement.applies_to(str(api_version))
+            or placement.exists_in(resource)
+            or not all(holds(resource, condition) for condition in placement.when)
+        ):
+            continue
+        images: list[str] = []
+        for source in placement.images:
+            if source.when and not all(holds(resource, c) for c in source.when):
+                continue
+            found = next(
+                (
+                    matches
+                    for pointer in source.alternatives
+                    if (
+                        matches := [
+                            value
+                            for _, value in expand(resource, pointer)
+                            if isinstance(value, str) and value
+                        ]
+                    )
+                ),
+                [],
+            )
+            if not found:
+                found = [
+                    image
+                    for image in (resolved_default(resource, t) for t in source.templates[:1])
+                    if image is not None
+                ]
+            if not found and source.required:
+                found = ["<the image the operator runs: name it>"]
+            images.extend(image for image in found if image not in images)
+        metadata = resource.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
+        label = f"{entry.kind.lower()}-{name}" if isinstance(name, str) and name else entry.kind
+        key = json.dumps(placement.injected_by)
+        suggestion = (
+            "injections:\n"
+            f"- name: {json.dumps(label)}\n"
+            f"  images: [{', '.join(json.dumps(image) for image in images)}]\n"
+            f'  when: {{podAnnotations: {{{key}: "*"}}}}\n'
+            f'  unless: {{podAnnotations: {{{key}: "false"}}}}\n'
+        )
+        condition = " and ".join(
+            f"{_field_name(pointer)} is {' or '.join(values) if values else 'set'}"
+            for pointer, values in placement.unless
+            if holds(resource, (pointer, values))
+        )
+        hints.append(
+            (
+                placement.path,
+                f"{condition}: the operator makes no pod of {entry.kind} but injects its "
+                f"containers into the pods annotated {placement.injected_by} (true, its name, "
+                "or its namespace's annotation): declare it in spec.injections, so that those "
+                f"pods are judged with its images ({', '.join(images)}):\n{suggestion}",
+                suggestion,
+            )
+        )
+    return hints
+
+
+def _field_name(pointer: Pointer) -> str:
+    """``spec.mode`` of ``/spec/mode``: a pointer as messages name fields."""
+    return ".".join(pointer)
