@@ -183,6 +183,7 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     results["startup"] = startup_benchmark(env, args)
+    results["imports"] = import_benchmark(env)
     report(results)
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
@@ -446,6 +447,42 @@ def startup_benchmark(env: dict[str, str], args: argparse.Namespace) -> dict[str
     return {"python -c pass": python, "kmultiarch --version": version}
 
 
+def import_benchmark(env: dict[str, str]) -> dict[str, float]:
+    """What a warm ``mutate`` imports (the demo, answered by its lock, offline), under
+    ``python -X importtime``: modules beyond a bare interpreter, kmultiarch's own among them,
+    and their cumulative import time (the top-level imports' sums; click's apart)."""
+
+    def imports(arguments: list[str]) -> list[tuple[int, int, str]]:
+        completed = subprocess.run(
+            [sys.executable, "-X", "importtime", *arguments],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        rows = []
+        for line in completed.stderr.splitlines()[1:]:
+            if line.startswith("import time:"):
+                _, cumulative, name = line.split("|")
+                depth = (len(name) - len(name.lstrip())) // 2
+                rows.append((depth, int(cumulative), name.strip()))
+        return rows
+
+    demo = ROOT / "examples" / "demo"
+    bare = {name for _, _, name in imports(["-c", "pass"])}
+    policy, lock, manifests = demo / "policy.yaml", demo / "kmultiarch.lock", demo / "manifests"
+    mutate = ["-m", "kmultiarch", "mutate", "--config", str(policy), "--lock", str(lock)]
+    rows = imports([*mutate, "--offline", str(manifests)])
+    beyond = [row for row in rows if row[2] not in bare]
+    top = min((depth for depth, _, _ in beyond), default=0)
+    return {
+        "modules": len({name for _, _, name in beyond}),
+        "kmultiarch modules": len({name for _, _, name in beyond if name.startswith("kmultiarch")}),
+        "import seconds": sum(us for depth, us, _ in beyond if depth == top) / 1e6,
+        "click seconds": sum(us for _, us, name in beyond if name == "click") / 1e6,
+    }
+
+
 def report(results: dict[str, object]) -> None:
     rtt = float(results["rtt"])  # type: ignore[arg-type]
     cold = results["cold"]
@@ -510,6 +547,14 @@ def report(results: dict[str, object]) -> None:
         f"\n### Start-up\n\n`kmultiarch --version` {startup['kmultiarch --version']:.3f} s, "
         f"`python -c pass` {startup['python -c pass']:.3f} s: +{overhead:.3f} s\n"
     )
+    imported = results.get("imports")
+    if isinstance(imported, dict):
+        print(
+            f"### Imports of a warm mutate\n\n{imported['modules']:.0f} modules beyond the "
+            f"interpreter ({imported['kmultiarch modules']:.0f} of kmultiarch's), "
+            f"{imported['import seconds']:.3f} s under -X importtime, click "
+            f"{imported['click seconds']:.3f} s of it\n"
+        )
     targets = [
         ("cold <= 0.03x the one-liner", timings["kmultiarch, cold cache"] / baseline <= 0.03),
         ("cold <= 6 round trips above warm", above <= 6),
