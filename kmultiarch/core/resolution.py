@@ -7,7 +7,7 @@ from overrides, a lock file, a cache or a registry (:mod:`kmultiarch.resolve`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -83,6 +83,18 @@ class Resolution:
 
 #: The engine's view of a resolver: every distinct reference of a run in, an answer for each out.
 Resolve = Callable[[list[ImageRef]], Mapping[ImageRef, Resolution]]
+
+
+class References(list[ImageRef]):
+    """The references the engine hands a :data:`Resolve` (a list, as any resolver takes), and
+    which of them the run uses only as image volumes (``spec.volumes[].image``): nothing is
+    started from those, so ``spec.verify`` reads none of their layers. A resolver that does
+    not care reads the list."""
+
+    def __init__(self, references: Iterable[ImageRef] = (), volumes: Iterable[ImageRef] = ()):
+        super().__init__(references)
+        self.volumes: frozenset[ImageRef] = frozenset(volumes)
+
 
 #: Called with (done, total) as lookups finish, for a progress line.
 ProgressCallback = Callable[[int, int], None]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding, count_of
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import ProgressCallback, Resolution
+from kmultiarch.core.resolution import ProgressCallback, References, Resolution
 from kmultiarch.run.config import RunConfig
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from kmultiarch.resolve.signing import CacheKey
 
 __all__ = ["Progress", "Session", "cache_key_from_file", "load_lock", "shared_cache_key"]
+
+#: Why ``spec.verify`` reads nothing of an image only image volumes use (``report`` says it).
+VOLUME_NOT_VERIFIED = "skipped: an image volume starts no program"
 
 
 class Progress(Protocol):
@@ -128,7 +131,9 @@ class Session:
 
     def resolve(self, references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
         """The engine's ``resolve``: every reference's answer, with the front's progress, and
-        with ``spec.verify`` each image's verification (a warm run makes no request)."""
+        with ``spec.verify`` each image's verification (a warm run makes no request; an image
+        the engine says only image volumes use is skipped before any request: it starts no
+        program)."""
         resolver = self.resolver
         shown = (
             self.progress(lambda: resolver.stats.cache_hits + resolver.stats.locked)
@@ -144,7 +149,8 @@ class Session:
         resolved = self._with_pins(resolved)
         if self.config.policy.resolution.verify.mode == "off":
             return resolved
-        return self._verified(resolved)
+        volumes = references.volumes if isinstance(references, References) else frozenset()
+        return self._verified(resolved, volumes)
 
     def _with_pins(self, resolved: dict[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
         """References pinned to one platform's manifest: ``NAME:TAG@DIGEST`` against what the
@@ -167,23 +173,35 @@ class Session:
                 pins.update(asyncio.run(tag_pins(client, resolved.values(), self.cache)))
         return with_pins(resolved, pins) if pins else resolved
 
-    def _verified(self, resolved: Mapping[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
+    def _verified(
+        self, resolved: Mapping[ImageRef, Resolution], volumes: frozenset[ImageRef] = frozenset()
+    ) -> dict[ImageRef, Resolution]:
         """``spec.verify``: every resolved image with the verdict on the program each of its
         platforms starts (the lock's, else the cache's, else read from the registry); under
         ``enforce``, without the platforms whose verdict is ``mismatch``. Overrides name no
-        manifest: nothing to read."""
+        manifest: nothing to read. ``volumes``: images only image volumes use, skipped with
+        the reason (nothing is read, and nothing is said of them offline)."""
+        from kmultiarch.core.verification import ImageVerification
+
         resolution_policy = self.config.policy.resolution
-        wanted = [
-            resolution
-            for resolution in resolved.values()
-            if resolution.ok
-            and resolution.digest is not None
-            and resolution.source != "override"
-            and resolution.verification is None
-        ]
+        wanted: list[Resolution] = []
         found: dict[ImageRef, ImageVerification] = {}
+        for resolution in resolved.values():
+            if (
+                not resolution.ok
+                or resolution.digest is None
+                or resolution.source == "override"
+                or resolution.verification is not None
+            ):
+                continue
+            if resolution.reference in volumes:
+                found[resolution.reference] = ImageVerification(
+                    resolution.reference, resolution.digest, error=VOLUME_NOT_VERIFIED
+                )
+            else:
+                wanted.append(resolution)
         if wanted and self.config.offline:
-            found = self._not_verified_offline(wanted)
+            found.update(self._not_verified_offline(wanted))
         elif wanted:
             from kmultiarch.resolve.verify import VerifyBounds, verify_images
 
@@ -196,8 +214,8 @@ class Session:
                 credentials=self.credentials(),
                 bounds=VerifyBounds(bounds.max_bytes, bounds.max_expanded_bytes, bounds.deadline),
             )
-            found = run.results
-            for reference, result in found.items():
+            found.update(run.results)
+            for reference, result in run.results.items():
                 if result.error is not None:
                     reason = result.error.removeprefix(f"{reference}: ")
                     self._findings.append(

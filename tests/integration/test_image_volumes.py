@@ -133,3 +133,57 @@ def test_spec_verify_skips_an_image_volume_with_a_reason(
     assert f"{TEST_HOST}/volumes/liar:1.0: skipped: an image volume starts no program" in (
         report.stdout
     )
+
+
+def test_spec_verify_reads_no_layer_of_an_image_only_volumes_use(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """Skipped before any request: the registry's log holds no blob (nor child manifest) of
+    the image a volume names, while the container's image is read and judged; the report
+    says why, and nothing warns it unverified. The same image run by a container too is
+    verified."""
+    with registry.client() as client:
+        seeder = Seeder(client)
+        seeder.push_manifest("volumes/honest", honest_image(), "2.0")
+        seeder.push_manifest("volumes/liar", lying_image(), "2.0")
+    config = write_policy(tmp_path / "policy.yaml", registry, {"verify": {"mode": "enforce"}})
+    volume = (
+        "      volumes:\n"
+        "      - name: tools\n"
+        f"        image: {{reference: {TEST_HOST}/volumes/liar:2.0}}\n"
+    )
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [f"{TEST_HOST}/volumes/honest:2.0"], extra_spec=volume))
+
+    log = registry.mark()
+    mutated = run_kmultiarch(["mutate", "--config", str(config), str(manifest)], env=env)
+    assert mutated.returncode == 0, mutated.stderr
+    assert log.count("GET", "/volumes/honest/blobs/") > 0  # the container's image is verified
+    assert log.count(path_contains="/volumes/liar/blobs/") == 0
+    assert log.count("GET", "/volumes/liar/manifests/sha256:") == 0
+    assert "not verified" not in mutated.stderr
+    report = run_kmultiarch(["report", "--config", str(config), str(manifest)], env=env)
+    assert f"{TEST_HOST}/volumes/liar:2.0: skipped: an image volume starts no program" in (
+        report.stdout
+    )
+    # lock --verify records no verdict for it, and offline it is not said unverified
+    lock = tmp_path / "kmultiarch.lock"
+    log = registry.mark()
+    locked = run_kmultiarch(
+        ["lock", "--config", str(config), "-o", str(lock), str(manifest)], env=env
+    )
+    assert locked.returncode == 0, locked.stderr
+    assert log.count(path_contains="/volumes/liar/blobs/") == 0
+    offline = run_kmultiarch(
+        ["mutate", "--offline", "--lock", str(lock), "--config", str(config), str(manifest)],
+        env=env,
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert "not verified" not in offline.stderr, offline.stderr
+
+    both = tmp_path / "both.yaml"
+    both.write_text(deployment("job", [f"{TEST_HOST}/volumes/liar:2.0"], extra_spec=volume))
+    log = registry.mark()
+    checked = run_kmultiarch(["check", "--config", str(config), str(both)], env=env)
+    assert log.count("GET", "/volumes/liar/blobs/") > 0
+    assert "claims linux/arm64" in checked.stdout + checked.stderr
