@@ -1190,10 +1190,16 @@ CATALOGUE: tuple[OperatorKind, ...] = (
                         _extra(f"{path}/volumes/*/containerDisk/image"),
                     ),
                     creates=0,
+                    node_selector_from=(("kubernetes.io/arch", _p(f"{path}/architecture")),),
                     cites="kubevirt/kubevirt staging/src/kubevirt.io/api/core/v1/types.go "
                     "VirtualMachineInstanceSpec (nodeSelector, affinity, tolerations, "
-                    "volumes[].containerDisk.image); pkg/virt-controller/services/template.go "
-                    "(the launcher pod runs virt-launcher, the operator's image)",
+                    "architecture, volumes[].containerDisk.image); pkg/virt-controller/"
+                    "services/template.go (the launcher pod runs virt-launcher, the operator's "
+                    "image; newNodeSelectorRenderer: no architecture selector when the "
+                    "cluster enables cross-architecture virtualization); "
+                    "nodeselectorrenderer.go NewNodeSelectorRenderer (kubernetes.io/arch: "
+                    "lower(spec.architecture), under the cluster's and the VMI's nodeSelector, "
+                    "whose keys win)",
                 ),
             ),
             cites=f"{kind}.{path[1:].replace('/', '.')}.{{nodeSelector,affinity,tolerations}}",

@@ -188,6 +188,11 @@ class Placement:
     #: (``sidecar.opentelemetry.io/inject``: an OpenTelemetryCollector in ``mode: sidecar``):
     #: a warning gives the ``spec.injections`` entry that declares it (:func:`injection_hints`).
     injected_by: str = ""
+    #: Node labels the operator puts in the pods' ``nodeSelector`` from a field of the
+    #: resource, under the placement's own ``nodeSelector`` (whose keys win): (label, pointer),
+    #: the value lowercased (KubeVirt's ``spec.architecture`` as ``kubernetes.io/arch``). The
+    #: pods are decided with it; it is never written.
+    node_selector_from: tuple[tuple[str, Pointer], ...] = ()
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -481,8 +486,37 @@ def effective_fields(
     sets the field, so an item appended to the shared list would meet one of its own);
     otherwise the shared object's own placement writes it."""
     inheritance = placement.inherits
+    merged: dict[str, object]
+    read_only: frozenset[str]
     if inheritance is None:
-        return {}, frozenset()
+        merged, read_only = {}, frozenset()
+    else:
+        merged, read_only = _inherited(resource, inheritance, holder, blocked)
+    labels = _node_labels_from(resource, placement)
+    if not labels:
+        return merged, read_only
+    own = merged.get("nodeSelector", holder.get("nodeSelector"))
+    merged["nodeSelector"] = {**labels, **(own if isinstance(own, Mapping) else {})}
+    return merged, read_only | {"nodeSelector"}
+
+
+def _node_labels_from(resource: Mapping[str, object], placement: Placement) -> dict[str, str]:
+    """The node labels the operator selects from the resource's fields (``node_selector_from``):
+    those whose field holds one plain value."""
+    labels: dict[str, str] = {}
+    for label, pointer in placement.node_selector_from:
+        found = [value for _, value in expand(resource, pointer)]
+        if len(found) == 1 and isinstance(found[0], str) and found[0].strip():
+            labels[label] = found[0].strip().lower()
+    return labels
+
+
+def _inherited(
+    resource: Mapping[str, object],
+    inheritance: Inheritance,
+    holder: Mapping[str, object],
+    blocked: Collection[str],
+) -> tuple[dict[str, object], frozenset[str]]:
     found = [value for _, value in expand(resource, inheritance.path)]
     shared = found[0] if len(found) == 1 and isinstance(found[0], Mapping) else {}
     merged: dict[str, object] = {}

@@ -238,3 +238,48 @@ def test_a_percona_pg_samples_instances_and_pgbouncer_are_placed_by_their_own_fi
     assert "podAntiAffinity" in instance_affinity  # the sample's own, kept
     bouncer = cluster["spec"]["proxy"]["pgBouncer"]  # type: ignore[index]
     assert bouncer["tolerations"] == [ARM64_TOLERATION]
+
+
+# -- KubeVirt: spec.architecture ---------------------------------------------------------------
+
+_VIRT_LAUNCHER = (
+    "  podSpecs:\n  - apiVersion: kubevirt.io/v1\n    kind: VirtualMachine\n"
+    "    defaultImages: [quay.io/kubevirt/virt-launcher:v1.5.0]\n"
+)
+
+
+def _vm(
+    architecture: str, disk: str, policy: str = _VIRT_LAUNCHER
+) -> tuple[list[dict[str, object]], EngineResult]:
+    text = (
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n"
+        "  runStrategy: Always\n  template:\n    spec:\n"
+        f"      architecture: {architecture}\n"
+        "      domain: {devices: {disks: [{name: d, disk: {bus: virtio}}]}}\n"
+        f"      volumes: [{{name: d, containerDisk: {{image: '{disk}'}}}}]\n"
+    )
+    chosen = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        f"spec:\n{policy}",
+        "policy.yaml",
+    )
+    result = mutate_text(text, chosen, resolve=resolve)
+    return list(yaml.safe_load_all(result.stream())), result
+
+
+def test_a_vm_naming_an_architecture_its_disk_does_not_run_on_is_a_conflict() -> None:
+    """nodeselectorrenderer.go: the launcher pod selects kubernetes.io/arch:
+    lower(spec.architecture); an amd64-only container disk cannot run there."""
+    (vm,), result = _vm("arm64", "registry.test/disk-amd64:1")
+    assert "affinity" not in vm["spec"]["template"]["spec"]  # type: ignore[index]
+    assert [f.rule for f in result.findings] == [SCHEDULING_CONFLICT]
+
+
+def test_a_vm_on_arm64_gets_the_arm64_toleration_only() -> None:
+    """The architecture selects arm64 nodes: the toleration lets the pod onto them; no amd64
+    constraint, and the selector the operator adds is not written."""
+    (vm,), result = _vm("ARM64", "registry.test/disk:1")
+    spec = vm["spec"]["template"]["spec"]  # type: ignore[index]
+    assert spec["tolerations"] == [ARM64_TOLERATION]
+    assert "nodeSelector" not in spec and "affinity" not in spec
+    assert result.findings == []
