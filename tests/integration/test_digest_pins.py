@@ -358,3 +358,24 @@ def test_a_pin_to_a_platform_manifest_costs_one_get_of_the_tag_then_nothing(
 
     offline = run_kmultiarch([*command, "--offline"], env=env)
     assert problems(offline.stdout) == []
+
+
+def test_past_the_tag_ttl_a_platform_pin_costs_a_head_and_no_get(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """The tag's record stale (--cache-ttl 0): the HEAD's digest finds the index's recorded
+    entries, and the tag's manifest is not read again."""
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [_pinned(registry, "multiarch-oci", child)]))
+    command = ["check", "--cache-ttl", "0", "--config", str(config), str(manifest)]
+    first = run_kmultiarch(command, env=env)
+    assert "[platform-pinned-digest]" in first.stdout, first.stdout + first.stderr
+    stale = registry.mark()
+    second = run_kmultiarch(command, env=env)
+    assert second.stdout == first.stdout
+    tag = f"{seeded.repository}/manifests/{seeded.tag}"
+    assert stale.count("GET", tag) == 0
+    assert stale.count("HEAD", tag) == 1
