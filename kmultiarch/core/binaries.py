@@ -529,16 +529,19 @@ class ExecutableProbe:
         if self._table.full and all(
             len(c.data) >= min(c.length, self.size - c.start) for c in self._candidates
         ):
-            self._arm = self._attributes_ahead()
+            self._arm = self._attributes_ahead(base, window)
             if not self._arm:
                 self.satisfied = True
 
     def _known(self, start: int) -> bool:
         return any(candidate.start == start for candidate in self._candidates)
 
-    def _attributes_ahead(self) -> bool:
+    def _attributes_ahead(self, base: int, window: bytes) -> bool:
         """With the section table read: whether the attribute section lies still ahead (then
-        it is kept when it passes); False when it has passed or there is none."""
+        it is kept when it passes); False when it has passed or there is none. ``window``
+        (from ``base``) is what is still at hand: the chunk being read and the bytes kept
+        before it, so a section starting in it is kept from its first byte (the table may be
+        complete in the middle of the chunk that starts the section)."""
         assert self._table is not None
         header = _elf_header(bytes(self._head))
         if header is None or header.shentsize < 40:
@@ -549,8 +552,10 @@ class ExecutableProbe:
                 "<IIIII", table, index * header.shentsize + 4
             )
             if kind == _SHT_ARM_ATTRIBUTES:
-                if offset < self.position or self._known(offset) or size > 64 * 1024:
+                if offset < base or self._known(offset) or size > 64 * 1024:
                     return False
-                self._candidates.append(_Region(offset, size))
+                region = _Region(offset, size)
+                region.take(base, window)
+                self._candidates.append(region)
                 return True
         return False

@@ -216,3 +216,18 @@ def test_debian_busybox(arch: str, name: str) -> None:
     if not path.is_file():
         pytest.skip(f"{path} not fetched (scripts/fetch-test-binaries)")
     assert machine_of(path.read_bytes()).name == name
+
+
+@pytest.mark.parametrize("cpu_arch", [4, 6, 10, 14])
+@pytest.mark.parametrize("table_first", [True, False])
+def test_an_attribute_section_starting_in_the_chunk_that_completes_the_table_is_kept(
+    cpu_arch: int, table_first: bool
+) -> None:
+    """The section table may be complete in the middle of the chunk where the ARM attributes
+    start (a small file read 3 bytes at a time): the section was refused as already passed,
+    and the variant lost (arm (EABI5) instead of arm (EABI5, v5)). Every chunk size gives the
+    whole file's answer."""
+    data = arm_elf(cpu_arch, padding=0, table_first=table_first)
+    whole = identify(probed(data, chunk=len(data)))
+    assert whole.platform.variant, whole
+    assert [size for size in range(1, 300) if identify(probed(data, chunk=size)) != whole] == []
