@@ -589,7 +589,19 @@ def _placement(value: object, where: Where) -> Placement:
         raise where.error("expected a mapping with path and images")
     check_keys(
         value,
-        {"path", "images", "podSpec", "creates", "shape", "inherits", "versions", "when", "unless"},
+        {
+            "path",
+            "images",
+            "podSpec",
+            "creates",
+            "shape",
+            "inherits",
+            "versions",
+            "when",
+            "unless",
+            "nodeSelectorFrom",
+            "injectedBy",
+        },
         where,
     )
     path = _pointer(value.get("path"), where / "path")
@@ -618,11 +630,38 @@ def _placement(value: object, where: Where) -> Placement:
         versions=tuple(str(version) for version in versions),
         when=_conditions_of(value.get("when"), where / "when"),
         unless=_conditions_of(value.get("unless"), where / "unless"),
+        node_selector_from=_node_selector_from(
+            value.get("nodeSelectorFrom"), where / "nodeSelectorFrom"
+        ),
+        injected_by=_injected_by(value.get("injectedBy"), where / "injectedBy"),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):
         raise (where / key).error(problem)
     return placement
+
+
+def _node_selector_from(value: object, where: Where) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A placement's ``nodeSelectorFrom``: node labels the operator selects from a field of
+    the resource, ``{LABEL: POINTER}`` (KubeVirt's ``{kubernetes.io/arch: /spec/architecture}``)."""
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) and key for key in value):
+        raise where.error(
+            "expected a mapping of node label to pointer, like "
+            "{kubernetes.io/arch: /spec/architecture}"
+        )
+    return tuple((label, _pointer(pointer, where / label)) for label, pointer in value.items())
+
+
+def _injected_by(value: object, where: Where) -> str:
+    """A placement's ``injectedBy``: the pod annotation by which, for a resource its ``unless``
+    excludes, the operator injects its containers into other pods."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise where.error("expected a pod annotation key, like sidecar.opentelemetry.io/inject")
+    return value.strip()
 
 
 def _image_source(element: object, where: Where) -> ImageSource:

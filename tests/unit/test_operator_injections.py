@@ -5,11 +5,14 @@ pkg/sidecar/annotation.go). A warning gives the ``spec.injections`` entry that d
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import INJECTED_SIDECAR
+from kmultiarch.core.policy import Policy
+from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 
 SIDECAR = (
@@ -64,3 +67,38 @@ def test_a_deployment_collector_gets_no_injection_warning() -> None:
     result = mutate_text(text, resolve=resolve)
     assert [f.rule for f in result.findings] == []
     assert yaml.safe_load(result.stream())["spec"]["affinity"] == ARCH_IN_AMD64
+
+
+def _policy(entry: str) -> Policy:
+    return parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        f"spec:\n  podSpecs:\n{entry}",
+        "policy.yaml",
+    )
+
+
+def test_a_policys_placement_says_the_same_with_injected_by_and_node_selector_from() -> None:
+    """spec.podSpecs reads the same keys as the catalogue: one meaning for both."""
+    policy = _policy(
+        "  - apiVersion: example.com/v1\n    kind: Agent\n    placements:\n"
+        "    - path: /spec\n      images: [[/spec/image]]\n"
+        "      unless: {/spec/mode: sidecar}\n      injectedBy: example.com/inject\n"
+        "      nodeSelectorFrom: {kubernetes.io/arch: /spec/arch}\n"
+    )
+    agent = (
+        "apiVersion: example.com/v1\nkind: Agent\nmetadata: {name: a}\n"
+        "spec: {mode: sidecar, image: 'registry.test/agent-amd64:1'}\n"
+    )
+    (finding,) = mutate_text(agent, policy, resolve=resolve).findings
+    assert finding.rule == INJECTED_SIDECAR and "example.com/inject" in finding.message
+    pinned = agent.replace("mode: sidecar", "mode: own, arch: arm64")
+    result = mutate_text(pinned, policy, resolve=resolve)
+    assert [f.rule for f in result.findings] == ["scheduling-conflict"]
+
+
+def test_a_policys_node_selector_from_must_map_labels_to_pointers() -> None:
+    with pytest.raises(PolicyError, match="nodeSelectorFrom"):
+        _policy(
+            "  - apiVersion: example.com/v1\n    kind: Agent\n    placements:\n"
+            "    - {path: /spec, nodeSelectorFrom: [kubernetes.io/arch]}\n"
+        )
