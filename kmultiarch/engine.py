@@ -478,7 +478,7 @@ def run_documents(
                 )
     findings.extend(drift_findings(documents, policy.scheduling))
     findings.extend(unknown_kind_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
-    findings.extend(_injection_findings(documents, policy.scope))
+    findings.extend(_injection_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     result = EngineResult(sources, outcomes, pods, located(findings, documents), resolutions)
     if edit:
         result.apply_edits()
@@ -626,7 +626,9 @@ def unknown_kind_findings(
 
 
 def _injection_findings(
-    documents: Mapping[str, list[SourceDocument]], scope: ScopePolicy
+    documents: Mapping[str, list[SourceDocument]],
+    scope: ScopePolicy,
+    default_namespace: str = DEFAULT_NAMESPACE,
 ) -> list[Finding]:
     """An ``injected-sidecar`` warning for each resource of an operator's kind that is an
     injection rather than a maker of pods (an OpenTelemetryCollector in ``mode: sidecar``),
@@ -651,6 +653,15 @@ def _injection_findings(
             for path, resource in resources_in(value):
                 metadata = resource.get("metadata")
                 metadata = metadata if isinstance(metadata, Mapping) else {}
+                namespace = str(metadata.get("namespace") or default_namespace)
+                annotations = metadata.get("annotations")
+                skipped = (
+                    annotations.get(SKIP_ANNOTATION) if isinstance(annotations, Mapping) else None
+                )
+                if str(skipped).lower() == "true" or namespace_excluded_by_glob(
+                    namespace, scope.exclude.namespaces
+                ):
+                    continue  # out of scope, or opted out: as for unknown-pod-kind
                 for pointer, message, suggestion in injection_hints(resource, entry):
                     findings.append(
                         Finding(

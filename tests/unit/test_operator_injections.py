@@ -102,3 +102,17 @@ def test_a_policys_node_selector_from_must_map_labels_to_pointers() -> None:
             "  - apiVersion: example.com/v1\n    kind: Agent\n    placements:\n"
             "    - {path: /spec, nodeSelectorFrom: [kubernetes.io/arch]}\n"
         )
+
+
+def test_an_excluded_or_skipped_sidecar_collector_is_not_warned() -> None:
+    skipped = SIDECAR.replace(
+        "metadata: {name: sidecar-for-my-app}",
+        "metadata: {name: s, annotations: {kmultiarch.dev/skip: 'true'}}",
+    )
+    assert mutate_text(skipped, resolve=resolve).findings == []
+    policy = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        "spec:\n  exclude: {kinds: [OpenTelemetryCollector]}\n",
+        "policy.yaml",
+    )
+    assert mutate_text(SIDECAR, policy, resolve=resolve).findings == []
