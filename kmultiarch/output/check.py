@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from kmultiarch.assess.assessment import CheckResult, PodVerdict
-from kmultiarch.core.findings import RULES, Finding, count_of
+from kmultiarch.core.findings import RULES, Finding, Rule, count_of
 from kmultiarch.output import display_path, table
 from kmultiarch.output.safe import github_data, github_property, github_verbatim, printable
 from kmultiarch.version import __version__
@@ -159,28 +159,28 @@ def format_github(result: CheckResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Rules whose findings are warnings unless the policy makes them errors (SARIF's default level).
+_WARNING_RULES = frozenset(
+    {"unresolved-image", "policy-drift", "fallback-platforms", "comments-lost", "unknown-pod-kind"}
+)
+
+
+def sarif_rule(rule: Rule, level: str) -> dict[str, Any]:
+    """A SARIF reportingDescriptor for one of kmultiarch's rules (check's, triage's)."""
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": f"{rule.summary}. {rule.help}"},
+        "help": {"text": rule.help},
+        "defaultConfiguration": {"level": level},
+    }
+
+
 def format_sarif(result: CheckResult) -> str:
     rule_ids = list(RULES)
     rules = [
-        {
-            "id": rule.id,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": f"{rule.summary}. {rule.help}"},
-            "help": {"text": rule.help},
-            "defaultConfiguration": {
-                "level": "warning"
-                if rule.id
-                in (
-                    "unresolved-image",
-                    "policy-drift",
-                    "fallback-platforms",
-                    "comments-lost",
-                    "unknown-pod-kind",
-                )
-                else "error"
-            },
-        }
+        sarif_rule(rule, "warning" if rule.id in _WARNING_RULES else "error")
         for rule in RULES.values()
     ]
     results = []

@@ -13,7 +13,7 @@ from kmultiarch.assess.triage import TriagedFailure, TriageResult
 from kmultiarch.core.findings import count_of
 from kmultiarch.core.triage import CAUSES, FAILURE_TEXT
 from kmultiarch.output import display_path
-from kmultiarch.output.check import sarif_log
+from kmultiarch.output.check import sarif_log, sarif_rule
 from kmultiarch.output.markdown import markdown_text
 from kmultiarch.output.safe import github_data, github_property, printable
 
@@ -160,17 +160,7 @@ def format_github(result: TriageResult) -> str:
 
 def format_sarif(result: TriageResult) -> str:
     rule_ids = list(CAUSES)
-    rules = [
-        {
-            "id": rule.id,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": f"{rule.summary}. {rule.help}"},
-            "help": {"text": rule.help},
-            "defaultConfiguration": {"level": "error"},
-        }
-        for rule in CAUSES.values()
-    ]
+    rules = [sarif_rule(rule, "error") for rule in CAUSES.values()]
     results = []
     for failure in result.failures:
         logical = _logical_name(failure)
