@@ -130,7 +130,40 @@ def test_every_merge_rule_and_computed_image_cites_the_operators_code() -> None:
     assert missing == []
 
 
+def rewritten_docs(text: str) -> str:
+    """docs/operators.md with its table and sources rendered anew (the blocks found by their
+    first lines: the table's header, the first entry's source)."""
+    lines = text.split("\n")
+    for rendered, is_block in (
+        (render_table(), lambda line: line.startswith("|")),
+        (render_sources(), lambda line: line.startswith(("- **", "  - "))),
+    ):
+        new = rendered.split("\n")
+        first = next(
+            i
+            for i, line in enumerate(lines)
+            if line.startswith(new[0][:20]) and line.split("(")[0] == new[0].split("(")[0]
+        )
+        end = first
+        while end < len(lines) and is_block(lines[end]):
+            end += 1
+        lines[first:end] = new
+    return "\n".join(lines)
+
+
+def test_the_committed_docs_are_what_write_renders() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert rewritten_docs(text) == text  # the committed docs are what --write makes
+
+
 if __name__ == "__main__":
-    print(render_table())
-    print()
-    print(render_sources())
+    # python tests/unit/test_operators_docs.py [--write]: print the blocks, or rewrite them
+    # in docs/operators.md after a catalogue change.
+    import sys
+
+    if "--write" in sys.argv:
+        DOCS.write_text(rewritten_docs(DOCS.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(render_table())
+        print()
+        print(render_sources())

@@ -1,0 +1,79 @@
+"""The built-in catalogue of operators' kinds (:data:`CATALOGUE`): data, one module per
+operator, each entry citing the operator's code it follows (repository, file, function or
+field). The model it is written in, and every function that reads it, is
+:mod:`kmultiarch.core.operators`; a policy's ``spec.podSpecs`` entry says the same things in the
+same model (validated by the same checks).
+
+Kept apart so that a run whose stream holds no catalogued kind never imports it:
+:func:`kmultiarch.core.catalogued.built_in_operators` answers "is this kind catalogued?" from
+:data:`kmultiarch.core.catalogued.CATALOGUE_KINDS` and loads this package only for a kind that
+is (a test holds the two equal).
+
+To add an operator: a module here whose ``ENTRIES`` are its kinds, named in :data:`_MODULES`,
+and its kinds in ``CATALOGUE_KINDS``.
+"""
+
+from __future__ import annotations
+
+from kmultiarch.core.catalogue import (
+    altinity,
+    argo_events,
+    cloudnativepg,
+    crossplane,
+    eck,
+    flink,
+    jaeger,
+    jobset,
+    kubeflow,
+    kuberay,
+    kubevirt,
+    minio,
+    mongodb_community,
+    opentelemetry,
+    opstree_redis,
+    percona_postgresql,
+    prometheus,
+    rabbitmq,
+    rook,
+    spark,
+    strimzi,
+    tekton,
+    volcano,
+    zalando,
+)
+from kmultiarch.core.operators import OperatorKind
+
+__all__ = ["CATALOGUE"]
+
+#: The operators' modules, in the order docs/operators.md lists them.
+_MODULES = (
+    prometheus,
+    eck,
+    strimzi,
+    kuberay,
+    kubeflow,
+    spark,
+    tekton,
+    opentelemetry,
+    jaeger,
+    minio,
+    rook,
+    flink,
+    volcano,
+    altinity,
+    percona_postgresql,
+    mongodb_community,
+    zalando,
+    opstree_redis,
+    crossplane,
+    cloudnativepg,
+    rabbitmq,
+    jobset,
+    argo_events,
+    kubevirt,
+)
+
+#: The built-in catalogue: every operator's kinds.
+CATALOGUE: tuple[OperatorKind, ...] = tuple(
+    entry for module in _MODULES for entry in module.ENTRIES
+)

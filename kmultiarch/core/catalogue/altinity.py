@@ -1,0 +1,60 @@
+"""Altinity clickhouse-operator (Altinity/clickhouse-operator): pod templates by name."""
+
+from __future__ import annotations
+
+from kmultiarch.core.operators import ImageSource, OperatorKind, Placement, _p
+
+__all__ = ["ENTRIES"]
+
+
+_ALTINITY = "Altinity/clickhouse-operator "
+
+
+def _altinity(group: str, kind: str, default_image: str, model: str) -> OperatorKind:
+    """A ClickHouse (or Keeper) installation: each podTemplates[] item's spec is the pod spec
+    of the hosts that name it; its app container, when the template has none, runs the
+    operator's default image."""
+    path = "/spec/templates/podTemplates/*/spec"
+    return OperatorKind(
+        group,
+        kind,
+        (
+            Placement(
+                _p(path),
+                (ImageSource((_p(f"{path}/containers/*/image"),), templates=(default_image,)),),
+                pod_spec=True,
+                # A template's zone (zone.values) adds a node selector term the operator
+                # appends to the template's own (an OR): a constraint written in the template
+                # would not hold for it.
+                unless=((_p("/spec/templates/podTemplates/*/zone/values/*"), ()),),
+                cites=_ALTINITY + "pkg/apis/clickhouse.altinity.com/v1/type_templates.go "
+                "PodTemplate.Spec (a core PodSpec); pkg/model/common/normalizer/templates/"
+                "pod.go NormalizePodTemplate (Spec.Affinity = affinity.Merge(the template's, "
+                "Make(template)): zone.values add a nodeSelectorTerm, appended, "
+                "affinity/node-affinity.go mergeNodeAffinity); pkg/model/" + model + "/creator/"
+                "container.go EnsureAppContainer, NewDefaultAppContainer (the default image "
+                "when the template has no app container: pkg/model/" + model + "/config/"
+                "const.go)",
+            ),
+        ),
+        cites=f"{kind}.spec.templates.podTemplates[].spec (PodSpecs), zone",
+        adds=f"{default_image} when a template names no app container; pods of hosts naming "
+        "no pod template run that image, placed by nothing kmultiarch writes",
+    )
+
+
+ENTRIES: tuple[OperatorKind, ...] = (
+    # Altinity clickhouse-operator: pod templates by name.
+    _altinity(
+        "clickhouse.altinity.com",
+        "ClickHouseInstallation",
+        "clickhouse/clickhouse-server:latest",
+        "chi",
+    ),
+    _altinity(
+        "clickhouse-keeper.altinity.com",
+        "ClickHouseKeeperInstallation",
+        "clickhouse/clickhouse-keeper:latest",
+        "chk",
+    ),
+)

@@ -1,0 +1,72 @@
+"""Strimzi (strimzi/strimzi-kafka-operator): template.pod of each component; a node pool's
+pod template replaces its Kafka's."""
+
+from __future__ import annotations
+
+from kmultiarch.core.catalogue.common import image_at
+from kmultiarch.core.operators import ImageSource, OperatorKind, Placement, _p
+
+__all__ = ["ENTRIES"]
+
+
+def _strimzi_pod(component: str, *images: ImageSource) -> Placement:
+    return Placement(_p(f"/spec/{component}/template/pod"), (*images,), creates=2)
+
+
+ENTRIES: tuple[OperatorKind, ...] = (
+    # Strimzi: template.pod of each component (a pool's template overrides the Kafka's; the
+    # images of a pool are those of its Kafka, named by the strimzi.io/cluster label).
+    OperatorKind(
+        "kafka.strimzi.io",
+        "Kafka",
+        (
+            _strimzi_pod("kafka", image_at("/spec/kafka/image")),
+            _strimzi_pod("zookeeper", image_at("/spec/zookeeper/image")),
+            _strimzi_pod(
+                "entityOperator",
+                image_at("/spec/entityOperator/topicOperator/image", required=False),
+                image_at("/spec/entityOperator/userOperator/image", required=False),
+            ),
+            _strimzi_pod("cruiseControl", image_at("/spec/cruiseControl/image")),
+            _strimzi_pod("kafkaExporter", image_at("/spec/kafkaExporter/image")),
+        ),
+        cites="Kafka.spec.{kafka,zookeeper,entityOperator,cruiseControl,kafkaExporter}."
+        "template.pod.{affinity,tolerations}; images spec.<component>.image",
+        adds="the images of the Kafka version (spec.kafka.version) when no image is named",
+    ),
+    OperatorKind(
+        "kafka.strimzi.io",
+        "KafkaNodePool",
+        (
+            Placement(
+                _p("/spec/template/pod"),
+                (
+                    ImageSource(
+                        (_p("/spec/kafka/image"),),
+                        related=("kafka.strimzi.io", "Kafka", "strimzi.io/cluster"),
+                    ),
+                ),
+                # Never created: a pool without its own pod template takes the Kafka's
+                # spec.kafka.template.pod, which one on the pool would replace whole (its
+                # volumes, security context...); that one is written instead.
+                creates=2,
+                judged_only_when_missing=True,
+                cites="strimzi/strimzi-kafka-operator cluster-operator/src/main/java/io/"
+                "strimzi/operator/cluster/model/nodepools/KafkaPool.java fromCrd "
+                "(templatePod = spec.template.pod of the pool, replacing the Kafka's "
+                "spec.kafka.template.pod when set)",
+            ),
+        ),
+        cites="KafkaNodePool.spec.template.pod.{affinity,tolerations}; images of the Kafka "
+        "its strimzi.io/cluster label names (spec.kafka.image)",
+    ),
+    *(
+        OperatorKind(
+            "kafka.strimzi.io",
+            kind,
+            (Placement(_p("/spec/template/pod"), (image_at("/spec/image"),), creates=2),),
+            cites=f"{kind}.spec.template.pod.{{affinity,tolerations}}, spec.image",
+        )
+        for kind in ("KafkaConnect", "KafkaMirrorMaker2", "KafkaBridge")
+    ),
+)
