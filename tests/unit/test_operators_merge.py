@@ -446,3 +446,38 @@ def test_a_rook_arbiter_placement_that_sets_anything_is_placed_alone() -> None:
     assert arbiter["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
     (ceph,), _ = _mutate(CEPH + "    arbiter: {}\n")
     assert ceph["spec"]["placement"]["arbiter"] == {}  # type: ignore[index]
+
+
+EXTERNAL_CEPH = """\
+apiVersion: ceph.rook.io/v1
+kind: CephCluster
+metadata: {name: external, namespace: rook-ceph-external}
+spec:
+  external: {enable: true}
+  crashCollector: {disable: true}
+  placement:
+    mgr:
+      tolerations: [{key: mgr, operator: Exists}]
+"""
+
+
+def test_an_external_rook_cluster_without_an_image_runs_no_pod() -> None:
+    """cluster_external.go configureExternalCephCluster: no daemon, and no version job without
+    spec.cephVersion.image; it used to be an image-chosen-by-operator warning and a pod."""
+    (ceph,), result = _mutate(EXTERNAL_CEPH)
+    assert ceph["spec"] == yaml.safe_load(EXTERNAL_CEPH)["spec"]
+    assert result.pods == []
+    assert result.findings == []
+
+
+def test_an_external_rook_cluster_with_an_image_places_only_its_version_job() -> None:
+    """version.go detectCephVersion: the job running spec.cephVersion.image takes the mons'
+    placement (all merged with mon); mgr and osd run nowhere."""
+    text = EXTERNAL_CEPH.replace(
+        "  external:", "  cephVersion: {image: registry.test/ceph-amd64:v19}\n  external:"
+    )
+    (ceph,), result = _mutate(text)
+    placement = ceph["spec"]["placement"]  # type: ignore[index]
+    assert placement["all"] == ARCH_IN_AMD64
+    assert placement["mgr"] == {"tolerations": [{"key": "mgr", "operator": "Exists"}]}
+    assert [str(pod.target.field_path) for pod in result.pods] == ["spec.placement.all"]
