@@ -283,3 +283,42 @@ def test_a_vm_on_arm64_gets_the_arm64_toleration_only() -> None:
     assert spec["tolerations"] == [ARM64_TOLERATION]
     assert "nodeSelector" not in spec and "affinity" not in spec
     assert result.findings == []
+
+
+# -- Strimzi KafkaConnect with spec.build -----------------------------------------------------
+
+#: After strimzi/strimzi-kafka-operator packaging/examples/connect/kafka-connect-build.yaml.
+_CONNECT_BUILD = """\
+apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaConnect
+metadata: {name: my-connect-cluster}
+spec:
+  version: 4.0.0
+  replicas: 1
+  image: registry.test/kafka-connect:4.0.0
+  bootstrapServers: my-cluster-kafka-bootstrap:9093
+  build:
+    output: {type: docker, image: registry.test/connect-built-amd64:latest}
+    plugins:
+    - name: camel-timer
+      artifacts:
+      - {type: tgz, url: 'https://repo.example/camel-timer.tgz'}
+"""
+
+
+def test_a_kafka_connect_with_a_build_runs_the_image_the_operator_builds() -> None:
+    """KafkaConnectAssemblyOperator: the Connect container's image is the build's output (it
+    was judged on spec.image, the build's base, and tolerated arm64)."""
+    (connect,), result = _run(_CONNECT_BUILD)
+    assert connect["spec"]["template"]["pod"] == {"affinity": ARCH_IN_AMD64}  # type: ignore[index]
+    # The build pod runs Kaniko, the operator's image: not decided, said.
+    assert "buildPod" not in connect["spec"]["template"]  # type: ignore[index]
+    (finding,) = result.findings
+    assert finding.rule == IMAGE_CHOSEN_BY_OPERATOR and "Kaniko" in finding.message
+
+
+def test_a_kafka_connect_without_a_build_runs_its_image_and_has_no_build_pod() -> None:
+    text = _CONNECT_BUILD.split("  build:", maxsplit=1)[0]
+    (connect,), result = _run(text)
+    assert connect["spec"]["template"] == {"pod": {"tolerations": [ARM64_TOLERATION]}}  # type: ignore[index]
+    assert result.findings == []

@@ -8,6 +8,14 @@ from kmultiarch.core.operators import ImageSource, OperatorKind, Placement, _p
 
 __all__ = ["ENTRIES"]
 
+_CONNECT_BUILD_CITE = (
+    "strimzi/strimzi-kafka-operator cluster-operator/src/main/java/io/strimzi/operator/"
+    "cluster/operator/assembly/KafkaConnectAssemblyOperator.java (the Connect container's "
+    "image set to the build's desiredImage: spec.build.output.image as pushed); "
+    "model/KafkaConnectBuild.java fromCrd (baseImage: spec.image or the version's; "
+    "templatePod: spec.template.buildPod)"
+)
+
 
 def _strimzi_pod(component: str, *images: ImageSource) -> Placement:
     return Placement(_p(f"/spec/{component}/template/pod"), (*images,), creates=2)
@@ -60,6 +68,39 @@ ENTRIES: tuple[OperatorKind, ...] = (
         cites="KafkaNodePool.spec.template.pod.{affinity,tolerations}; images of the Kafka "
         "its strimzi.io/cluster label names (spec.kafka.image)",
     ),
+    # A KafkaConnect with spec.build runs the image the operator builds and pushes to
+    # spec.build.output.image; its build pod (placed by template.buildPod) runs Kaniko on
+    # spec.image, and builds for the architecture of the node it lands on.
+    OperatorKind(
+        "kafka.strimzi.io",
+        "KafkaConnect",
+        (
+            Placement(
+                _p("/spec/template/pod"),
+                (image_at("/spec/build/output/image", "/spec/image"),),
+                creates=2,
+                cites=_CONNECT_BUILD_CITE,
+            ),
+            Placement(
+                _p("/spec/template/buildPod"),
+                (
+                    image_at("/spec/image"),
+                    ImageSource(
+                        (),
+                        operator_only="Kaniko (the operator's "
+                        "STRIMZI_DEFAULT_KANIKO_EXECUTOR_IMAGE)",
+                    ),
+                ),
+                creates=2,
+                when=((_p("/spec/build"), ()),),
+                cites=_CONNECT_BUILD_CITE,
+            ),
+        ),
+        cites="KafkaConnect.spec.template.{pod,buildPod}.{affinity,tolerations}, spec.image, "
+        "spec.build.output.image",
+        adds="with spec.build, the image it builds (for the build node's architecture alone: "
+        "place template.buildPod on one architecture) and Kaniko in the build pod",
+    ),
     *(
         OperatorKind(
             "kafka.strimzi.io",
@@ -67,6 +108,6 @@ ENTRIES: tuple[OperatorKind, ...] = (
             (Placement(_p("/spec/template/pod"), (image_at("/spec/image"),), creates=2),),
             cites=f"{kind}.spec.template.pod.{{affinity,tolerations}}, spec.image",
         )
-        for kind in ("KafkaConnect", "KafkaMirrorMaker2", "KafkaBridge")
+        for kind in ("KafkaMirrorMaker2", "KafkaBridge")
     ),
 )
