@@ -922,7 +922,12 @@ def _decide(
     if target.placement is not None:
         # Written in the placement's own shape, creating what it lacks.
         operations = in_shape(
-            plan.operations, target.path, shape, target.read_only, target.affinity_defaults
+            plan.operations,
+            target.path,
+            shape,
+            target.read_only,
+            target.affinity_defaults,
+            target.spec,
         )
         plan = dataclass_replace(
             plan, operations=tuple(materialized(operations, target.path, target.missing))

@@ -57,6 +57,8 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("pgv2.percona.com", ("PerconaPGCluster",)),
         ("pkg.crossplane.io", ("DeploymentRuntimeConfig",)),
         ("postgresql.cnpg.io", ("Cluster", "Pooler")),
+        ("psmdb.percona.com", ("PerconaServerMongoDB",)),
+        ("pxc.percona.com", ("PerconaXtraDBCluster",)),
         ("rabbitmq.com", ("RabbitmqCluster",)),
         ("ray.io", ("RayCluster", "RayJob", "RayService")),
         (

@@ -28,6 +28,7 @@ from typing import Literal
 from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
+    "AntiAffinityByKey",
     "Condition",
     "MAX_POINTER_TOKENS",
     "ImageSource",
@@ -37,6 +38,9 @@ __all__ = [
     "OperatorKind",
     "Placement",
     "Pointer",
+    "SHAPES",
+    "Shape",
+    "affinity_defaults",
     "api_group",
     "catalogue_by_kind",
     "blocked_by_position",
@@ -147,6 +151,41 @@ class Inheritance:
         return next((merge for name, merge in self.fields if name == field), None)
 
 
+#: Where a placement's object keeps the pods' affinity: ``affinity`` (a core Affinity, as a
+#: PodSpec), ``node-affinity`` (a bare ``nodeAffinity``: Rook's placements), or
+#: ``advanced-affinity`` (``affinity.advanced`` holds the pods' whole Affinity, beside the
+#: operator's own keys: Percona's PodAffinity, ``{antiAffinityTopologyKey, advanced}``).
+Shape = Literal["affinity", "node-affinity", "advanced-affinity"]
+SHAPES: tuple[Shape, ...] = ("affinity", "node-affinity", "advanced-affinity")
+
+
+@dataclass(frozen=True)
+class AntiAffinityByKey:
+    """The required pod anti-affinity an operator gives a placement's pods, across the topology
+    key a field of the resource names, when the placement has no affinity of its own (Percona's
+    ``affinity.antiAffinityTopologyKey``: PodAffinity in pkg/pxc/statefulset.go,
+    pkg/psmdb/statefulset.go): one term selecting the pods' own labels. Pointers and label
+    templates (``{/metadata/name}``) are read in the resource, a ``*`` bound to the placement
+    instance's item where the placement's path has its ``*`` (``/spec/replsets/*/name`` for
+    ``/spec/replsets/*/arbiter``: that replset's name)."""
+
+    #: The field naming the topology key.
+    key: Pointer
+    #: The key when the field is unset, or not one of ``valid`` (the operator's defaulting).
+    default: str
+    #: The keys the operator accepts; empty: any.
+    valid: tuple[str, ...] = ()
+    #: The value that turns the anti-affinity off.
+    off: str = "none"
+    #: The labels the term selects (label, value or template), as the operator's code gives
+    #: them.
+    labels: tuple[tuple[str, str], ...] = ()
+    #: A field of labels the user gives the pods, joined to ``labels`` (None: not joined).
+    own_labels: Pointer | None = None
+    #: Whether those labels replace the operator's of the same key (else the operator's win).
+    own_labels_win: bool = False
+
+
 @dataclass(frozen=True)
 class Placement:
     """An object of the resource that the pods it makes are placed by.
@@ -155,13 +194,14 @@ class Placement:
     item); ``creates``: how many of its last tokens kmultiarch may create when they are missing
     (Strimzi's ``template.pod`` under an existing ``spec.kafka``); ``pod_spec``: the object is a
     PodSpec (its containers' images are the pods' images too); ``shape``: ``node-affinity`` for
-    an object with a bare ``nodeAffinity`` (Rook) instead of ``affinity.nodeAffinity``."""
+    an object with a bare ``nodeAffinity`` (Rook) instead of ``affinity.nodeAffinity``,
+    ``advanced-affinity`` for one whose ``affinity.advanced`` is the pods' Affinity (Percona)."""
 
     path: Pointer
     images: tuple[ImageSource, ...] = ()
     creates: int = 0
     pod_spec: bool = False
-    shape: Literal["affinity", "node-affinity"] = "affinity"
+    shape: Shape = "affinity"
     #: The object the operator merges this one over, and how (None: this one alone).
     inherits: Inheritance | None = None
     #: The API versions (``v1beta1``) whose resources have this placement; empty: every one.
@@ -179,6 +219,10 @@ class Placement:
     #: beside the constraint when kmultiarch creates ``affinity``, so the constraint does not
     #: cost the user that default. String values may be templates (``{/metadata/name}``).
     default_affinity: Mapping[str, object] | None = None
+    #: The operator's anti-affinity by a topology key the resource names, dropped, as
+    #: ``default_affinity``, once the placement has an affinity of its own (written beside the
+    #: constraint when kmultiarch creates it).
+    anti_affinity_by_key: AntiAffinityByKey | None = None
     #: When the placement's last ``creates`` tokens are missing, the operator places the pods
     #: by another resource's object, written by that one's placement (a Strimzi pool without a
     #: pod template takes its Kafka's): the pods are judged here, nothing is created.
@@ -234,7 +278,14 @@ def placement_problems(placement: Placement) -> list[tuple[str, str]]:
     """What makes a placement unusable, as (key, message): the same checks for a built-in
     entry and a policy's (``spec.podSpecs``)."""
     problems: list[tuple[str, str]] = []
+    if placement.shape not in SHAPES:
+        problems.append(("shape", f"expected one of {', '.join(SHAPES)}"))
     pointers = [("path", placement.path)]
+    keyed = placement.anti_affinity_by_key
+    if keyed is not None:
+        pointers.append(("antiAffinityByKey", keyed.key))
+        if keyed.own_labels is not None:
+            pointers.append(("antiAffinityByKey", keyed.own_labels))
     pointers.extend(
         ("images", pointer) for source in placement.images for pointer in source.alternatives
     )
@@ -604,11 +655,19 @@ def _by_position_list(base: list[object], own: list[object]) -> list[object]:
 
 _NODE_AFFINITY = "nodeAffinity"
 _AFFINITY = "affinity"
+_ADVANCED = "advanced"
 
 
 def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, object]:
     """A placement's object as the planner reads a pod spec: Rook's bare ``nodeAffinity`` as
-    ``affinity.nodeAffinity``."""
+    ``affinity.nodeAffinity``; Percona's ``affinity.advanced`` as ``affinity`` (the operator's
+    other keys are no Affinity)."""
+    if shape == "advanced-affinity":
+        view = {key: value for key, value in holder.items() if key != _AFFINITY}
+        advanced = _advanced(holder)
+        if advanced is not None:
+            view[_AFFINITY] = advanced
+        return view
     if shape != "node-affinity":
         return holder
     view = {key: value for key, value in holder.items() if key != _NODE_AFFINITY}
@@ -617,21 +676,132 @@ def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, ob
     return view
 
 
+def _advanced(holder: Mapping[str, object]) -> object:
+    """``affinity.advanced`` of a placement's object (None: not there)."""
+    affinity = holder.get(_AFFINITY)
+    return affinity.get(_ADVANCED) if isinstance(affinity, Mapping) else None
+
+
+def _own_affinity(holder: Mapping[str, object], shape: str) -> object:
+    """The affinity a placement's object gives its pods itself (None: the operator's)."""
+    return _advanced(holder) if shape == "advanced-affinity" else holder.get(_AFFINITY)
+
+
+def affinity_defaults(
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder_path: ConcretePath,
+    holder: Mapping[str, object],
+) -> Mapping[str, object]:
+    """What the operator puts in the pods' affinity when the placement's object has none of
+    its own (``default_affinity``, ``anti_affinity_by_key``): kept beside the constraint when
+    kmultiarch creates that affinity. Nothing when the object has one (the operator then uses
+    it, whole) or a template cannot be read."""
+    if _own_affinity(holder, placement.shape) is not None:
+        return {}
+    defaults: dict[str, object] = {}
+    if placement.default_affinity is not None:
+        resolved = resolved_object(resource, placement.default_affinity)
+        if isinstance(resolved, Mapping):
+            defaults.update(resolved)
+    keyed = placement.anti_affinity_by_key
+    term = (
+        _anti_affinity_term(resource, keyed, placement.path, holder_path)
+        if keyed is not None
+        else None
+    )
+    if term is not None and _POD_ANTI_AFFINITY not in defaults:
+        defaults[_POD_ANTI_AFFINITY] = {_REQUIRED: [term]}
+    return defaults
+
+
+_POD_ANTI_AFFINITY = "podAntiAffinity"
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def _anti_affinity_term(
+    resource: Mapping[str, object],
+    keyed: AntiAffinityByKey,
+    pattern: Pointer,
+    holder_path: ConcretePath,
+) -> dict[str, object] | None:
+    """The operator's required pod anti-affinity term for one placement instance (None: off,
+    or a label the resource does not give)."""
+    found = [value for _, value in expand(resource, _bound(keyed.key, pattern, holder_path))]
+    key = found[0] if len(found) == 1 and isinstance(found[0], str) else None
+    if key == keyed.off:
+        return None
+    if key is None or (keyed.valid and key not in keyed.valid):
+        key = keyed.default
+    labels: dict[str, object] = {}
+    for label, template in keyed.labels:
+        value = resolved_default(resource, _bound_template(template, pattern, holder_path))
+        if value is None:
+            return None
+        labels[label] = value
+    if keyed.own_labels is not None:
+        own = [
+            value for _, value in expand(resource, _bound(keyed.own_labels, pattern, holder_path))
+        ]
+        given = (
+            {k: v for k, v in own[0].items() if isinstance(k, str) and isinstance(v, str)}
+            if len(own) == 1 and isinstance(own[0], Mapping)
+            else {}
+        )
+        if keyed.own_labels_win:
+            labels.update(given)
+        else:
+            labels.update({k: v for k, v in given.items() if k not in labels})
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+
+
+def _bound(pointer: Pointer, pattern: Pointer, holder_path: ConcretePath) -> Pointer:
+    """``pointer`` with each ``*`` the placement's pattern has at the same place (after the same
+    tokens) replaced by the instance's item: ``/spec/replsets/*/name`` of
+    ``/spec/replsets/*/arbiter`` at ``/spec/replsets/1/arbiter`` is ``/spec/replsets/1/name``."""
+    bound = list(pointer)
+    for index, token in enumerate(pointer):
+        if (
+            token == WILDCARD
+            and index < len(pattern)
+            and index < len(holder_path)
+            and pattern[: index + 1] == pointer[: index + 1]
+        ):
+            bound[index] = str(holder_path[index])
+    return tuple(bound)
+
+
+def _bound_template(template: str, pattern: Pointer, holder_path: ConcretePath) -> str:
+    """A template's ``{/pointer}`` parts bound to the placement instance (:func:`_bound`)."""
+
+    def part(match: re.Match[str]) -> str:
+        pointer, bar, template_filter = match.group(1).partition("|")
+        tokens = _bound(pointer_tokens(pointer), pattern, holder_path)
+        escaped = "/".join(token.replace("~", "~0").replace("/", "~1") for token in tokens)
+        return "{/" + escaped + bar + template_filter + "}"
+
+    return _TEMPLATE_PART.sub(part, template)
+
+
 def in_shape(
     operations: Sequence[PatchOperation],
     path: ConcretePath,
     shape: str,
     read_only: Collection[str] = (),
     affinity_defaults: Mapping[str, object] | None = None,
+    holder: Mapping[str, object] | None = None,
 ) -> list[PatchOperation]:
     """Operations planned on :func:`scheduling_view`, written in the placement's own shape:
-    ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook. Those on a field of
-    ``read_only`` are dropped: the pods take it from a shared object, written by its own
-    placement (:class:`Inheritance`). An ``affinity`` created gets ``affinity_defaults``
-    beside the constraint (the operator's default it would otherwise drop)."""
-    written = _in_shape(operations, path, shape)
+    ``affinity.nodeAffinity...`` becomes ``nodeAffinity...`` for Rook, ``affinity.advanced...``
+    for Percona (``holder``, the placement's object, says whether its ``affinity`` exists). Those
+    on a field of ``read_only`` are dropped: the pods take it from a shared object, written by
+    its own placement (:class:`Inheritance`). An ``affinity`` created gets
+    ``affinity_defaults`` beside the constraint (the operator's default it would otherwise
+    drop)."""
+    planned = list(operations)
     if affinity_defaults:
-        written = [_with_defaults(operation, path, affinity_defaults) for operation in written]
+        planned = [_with_defaults(operation, path, affinity_defaults) for operation in planned]
+    written = _in_shape(planned, path, shape, holder)
     if not read_only:
         return written
     return [
@@ -675,8 +845,13 @@ def resolved_object(resource: Mapping[str, object], value: object) -> object | N
 
 
 def _in_shape(
-    operations: Sequence[PatchOperation], path: ConcretePath, shape: str
+    operations: Sequence[PatchOperation],
+    path: ConcretePath,
+    shape: str,
+    holder: Mapping[str, object] | None = None,
 ) -> list[PatchOperation]:
+    if shape == "advanced-affinity":
+        return _in_advanced(operations, path, holder or {})
     if shape != "node-affinity":
         return list(operations)
     written: list[PatchOperation] = []
@@ -687,6 +862,28 @@ def _in_shape(
         elif relative == (_AFFINITY,) and isinstance(operation.value, Mapping):
             value = operation.value.get(_NODE_AFFINITY)
             written.append(PatchOperation("add", (*path, _NODE_AFFINITY), value))
+        else:
+            written.append(operation)
+    return written
+
+
+def _in_advanced(
+    operations: Sequence[PatchOperation], path: ConcretePath, holder: Mapping[str, object]
+) -> list[PatchOperation]:
+    """``affinity...`` as ``affinity.advanced...``; an ``affinity`` created goes into the
+    object's own ``affinity`` when it has one (its ``antiAffinityTopologyKey`` kept beside)."""
+    has_affinity = isinstance(holder.get(_AFFINITY), Mapping)
+    written: list[PatchOperation] = []
+    for operation in operations:
+        relative = operation.relative_to(path).path if operation.is_under(path) else ()
+        if relative == (_AFFINITY,) and operation.op == "add" and not has_affinity:
+            written.append(PatchOperation("add", operation.path, {_ADVANCED: operation.value}))
+        elif relative[:1] == (_AFFINITY,):
+            written.append(
+                PatchOperation(
+                    operation.op, (*path, _AFFINITY, _ADVANCED, *relative[1:]), operation.value
+                )
+            )
         else:
             written.append(operation)
     return written

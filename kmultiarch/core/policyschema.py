@@ -29,12 +29,14 @@ from kmultiarch.core.nodelabels import NodeLabelRule, read_node_labels
 from kmultiarch.core.operators import (
     MAX_POINTER_TOKENS,
     MERGES,
+    SHAPES,
     Condition,
     ImageSource,
     Inheritance,
     Merge,
     OperatorKind,
     Placement,
+    Shape,
     api_group,
     placement_problems,
 )
@@ -615,8 +617,8 @@ def _placement(value: object, where: Where) -> Placement:
             f"expected how many of the path's last tokens kmultiarch may create (0 to {len(path)})"
         )
     shape = value.get("shape", "affinity")
-    if shape not in ("affinity", "node-affinity"):
-        raise (where / "shape").error("expected affinity or node-affinity")
+    if shape not in SHAPES:
+        raise (where / "shape").error(f"expected one of {', '.join(SHAPES)}")
     versions = _listed(value.get("versions"), where / "versions")
     if not all(isinstance(version, str) and version and "/" not in version for version in versions):
         raise (where / "versions").error("expected a list of API versions like v1beta1")
@@ -625,7 +627,7 @@ def _placement(value: object, where: Where) -> Placement:
         tuple(images),
         creates=creates,
         pod_spec=_flag(value.get("podSpec", False), where / "podSpec"),
-        shape=cast(Literal["affinity", "node-affinity"], shape),
+        shape=cast(Shape, shape),
         inherits=_inheritance(value.get("inherits"), where / "inherits"),
         versions=tuple(str(version) for version in versions),
         when=_conditions_of(value.get("when"), where / "when"),

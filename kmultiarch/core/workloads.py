@@ -20,13 +20,13 @@ from kmultiarch.core.operators import (
     ImageSource,
     OperatorKind,
     Placement,
+    affinity_defaults,
     api_group,
     blocked_by_position,
     effective_fields,
     holds,
     image_lookup,
     resolved_default,
-    resolved_object,
     scheduling_view,
     type_name,
     walk,
@@ -337,7 +337,7 @@ def _placement_targets(
                 labels=_labels(template),
                 malformed=tuple(malformed),
                 read_only=read_only,
-                affinity_defaults=_affinity_defaults(resource, placement, holder),
+                affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
             )
 
 
@@ -345,6 +345,7 @@ def _placement_targets(
 _WRITTEN_FIELDS = {
     "affinity": frozenset({"tolerations", "affinity"}),
     "node-affinity": frozenset({"tolerations", "nodeAffinity"}),
+    "advanced-affinity": frozenset({"tolerations", "affinity"}),
 }
 
 
@@ -355,16 +356,6 @@ def _takes_all_from_shared(placement: Placement, read_only: frozenset[str]) -> b
         return False
     merged = {name for name, _ in placement.inherits.fields}
     return _WRITTEN_FIELDS[placement.shape] <= merged <= read_only
-
-
-def _affinity_defaults(
-    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
-) -> Mapping[str, object]:
-    """The operator's default affinity to keep when kmultiarch creates the placement's."""
-    if placement.default_affinity is None or holder.get("affinity") is not None:
-        return {}
-    resolved = resolved_object(resource, placement.default_affinity)
-    return resolved if isinstance(resolved, Mapping) else {}
 
 
 def _expected(placement: Placement, depth: int) -> str:
