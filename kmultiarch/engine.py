@@ -1023,11 +1023,13 @@ def _findings_for(
         )
     if pod.status == "chosen-by-operator":
         fields = ", ".join(pod.target.chosen_by_operator)
+        # A run-time variable's field says why itself; the others name no image.
+        why = "" if "when the run starts" in fields else " (the resource names none)"
         findings.append(
             Finding(
                 IMAGE_CHOSEN_BY_OPERATOR,
                 "warning",
-                f"the operator chooses the image of {fields} (the resource names none): the "
+                f"the operator chooses the image of {fields}{why}: the "
                 "pods it makes are left as they are; name the image, or declare it as "
                 "defaultImages of the kind in spec.podSpecs",
                 path=pod.target.path,

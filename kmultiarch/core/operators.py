@@ -31,6 +31,7 @@ __all__ = [
     "AntiAffinityByKey",
     "Condition",
     "MAX_POINTER_TOKENS",
+    "IMAGE_PARAMETERS",
     "ImageSource",
     "Inheritance",
     "MERGES",
@@ -267,6 +268,14 @@ class OperatorKind:
     cites: str = ""
     #: What the operator adds to the pods that the resource does not show.
     adds: str = ""
+    #: How the controller fills in variables of the images before it runs them, one of
+    #: :data:`IMAGE_PARAMETERS` (``tekton``: a run's ``$(params.NAME)``); empty: as written.
+    image_parameters: str = ""
+
+
+#: The ways a controller substitutes variables in its images (:attr:`OperatorKind.
+#: image_parameters`; in a policy, a podSpecs entry's ``imageParameters``).
+IMAGE_PARAMETERS: tuple[str, ...] = ("tekton",)
 
 
 def _p(text: str) -> Pointer:
@@ -341,6 +350,7 @@ def catalogue_by_kind(entries: Sequence[OperatorKind]) -> dict[tuple[str, str], 
             (*known.default_images, *entry.default_images),
             known.cites,
             known.adds,
+            known.image_parameters or entry.image_parameters,
         )
     return table
 

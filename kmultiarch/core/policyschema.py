@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from kmultiarch.core.lock import ImageLock, LockFileError, lock_from_object
 from kmultiarch.core.nodelabels import NodeLabelRule, read_node_labels
 from kmultiarch.core.operators import (
+    IMAGE_PARAMETERS,
     MAX_POINTER_TOKENS,
     MERGES,
     SHAPES,
@@ -531,9 +532,23 @@ def _pod_specs(value: object, where: Where, _read: Policy) -> tuple[OperatorKind
             raise here.error("expected a mapping with apiVersion, kind, path")
         check_keys(
             item,
-            {"apiVersion", "kind", "path", "placements", "operatorImages", "defaultImages"},
+            {
+                "apiVersion",
+                "kind",
+                "path",
+                "placements",
+                "operatorImages",
+                "defaultImages",
+                "imageParameters",
+            },
             here,
         )
+        image_parameters = item.get("imageParameters", "")
+        if image_parameters and image_parameters not in IMAGE_PARAMETERS:
+            raise (here / "imageParameters").error(
+                f"expected one of {', '.join(IMAGE_PARAMETERS)} (how the controller fills in "
+                "variables of its images)"
+            )
         for key in ("apiVersion", "kind"):
             if not isinstance(item.get(key), str) or not item[key]:
                 raise (here / key).error("expected a non-empty string")
@@ -556,6 +571,7 @@ def _pod_specs(value: object, where: Where, _read: Policy) -> tuple[OperatorKind
                 _image_list(item.get("operatorImages"), here / "operatorImages"),
                 _image_list(item.get("defaultImages"), here / "defaultImages"),
                 cites=str(here),
+                image_parameters=str(image_parameters),
             )
         )
     return tuple(entries)
@@ -963,8 +979,9 @@ SPEC: tuple[SpecKey, ...] = (
         configmap="yaml",
         doc="per kind: `path` (a pod spec, `*` for every item), or `placements` (objects "
         "holding `affinity`/`tolerations`/`nodeSelector`, with the pointers of their images), "
-        "`operatorImages`, `defaultImages`: kinds the built-in tables lack, or more for a kind "
-        "they know ([operators.md](operators.md))",
+        "`operatorImages`, `defaultImages`, `imageParameters` (`tekton`: a run's parameters "
+        "filled into its images): kinds the built-in tables lack, or more for a kind they know "
+        "([operators.md](operators.md))",
     ),
     SpecKey(
         "injections",

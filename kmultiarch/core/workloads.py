@@ -268,6 +268,7 @@ def _placement_targets(
     seen: set[ConcretePath] = set()
     api_version = resource.get("apiVersion")
     blocked = blocked_by_position(resource, entry.placements)
+    images_from = _images_view(entry, resource)
     for placement in entry.placements:
         if not placement.applies_to(str(api_version)) or not placement.exists_in(resource):
             continue  # a field of another version of the API, or pods the operator never makes
@@ -298,7 +299,7 @@ def _placement_targets(
                 continue  # a policy entry restating a built-in placement
             seen.add(holder_path)
             containers, chosen, malformed = _placement_images(
-                resource, placement, holder_path, holder, path, namespace, related
+                resource, placement, holder_path, holder, path, namespace, related, images_from
             )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
             if chosen and defaults and None not in defaults:
@@ -408,9 +409,11 @@ def _placement_images(
     path: Path,
     namespace: str,
     related: Related | None,
+    images_from: Mapping[str, object] | None = None,
 ) -> tuple[list[ContainerImage], list[str], list[tuple[Path, str]]]:
     """The images of a placement's pods, the fields whose image the operator chooses, and the
-    image fields of the wrong type (path, message)."""
+    image fields of the wrong type (path, message). ``images_from``: the resource with its
+    images as the controller runs them (variables substituted), where they are read."""
     containers: list[ContainerImage] = []
     chosen: list[str] = []
     malformed: list[tuple[Path, str]] = []
@@ -419,7 +422,7 @@ def _placement_images(
     for source in placement.images:
         if not all(holds(resource, condition) for condition in source.when):
             continue  # a container the operator adds only when the resource asks for it
-        origin, prefix = resource, path
+        origin, prefix = images_from if images_from is not None else resource, path
         if source.related is not None:
             origin = _related(resource, source.related, namespace, related) or {}
             prefix = ()
@@ -438,6 +441,11 @@ def _placement_images(
             if found:
                 break
         for image_path, image in found:
+            if images_from is not None and "$(" in image:  # a variable of the run
+                chosen.append(
+                    f"{format_field_path(image_path)} ({image}: known only when the run starts)"
+                )
+                continue
             containers.append(
                 ContainerImage(
                     (*prefix, *image_path[:-1]) if source.related is None else (),
@@ -465,6 +473,18 @@ def _placement_images(
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
     return containers, chosen, malformed
+
+
+def _images_view(
+    entry: OperatorKind, resource: Mapping[str, object]
+) -> Mapping[str, object] | None:
+    """The resource with its images as the kind's controller runs them, when it substitutes
+    variables in them (:attr:`OperatorKind.image_parameters`); None: as written."""
+    if entry.image_parameters == "tekton":
+        from kmultiarch.core.tekton import tekton_images_view
+
+        return tekton_images_view(resource)
+    return None
 
 
 def _computed(resource: Mapping[str, object], templates: tuple[str, ...]) -> str | None:

@@ -88,6 +88,9 @@ ENTRIES: tuple[OperatorKind, ...] = (
         cites="TaskRun.spec.podTemplate.{affinity,tolerations,nodeSelector}; images "
         "spec.taskSpec.{steps,sidecars}[].image (a taskRef's are the referenced Task's)",
         adds="its init and entrypoint images",
+        # apply.go ApplyParameters: $(params.NAME) in the step images are the run's values
+        # (a step naming none runs its stepTemplate's: merge.go MergeStepsWithStepTemplate).
+        image_parameters="tekton",
     ),
     OperatorKind(
         "tekton.dev",
@@ -100,5 +103,8 @@ ENTRIES: tuple[OperatorKind, ...] = (
         "podTemplate; (v1beta1) spec.podTemplate, spec.taskRunSpecs[].taskPodTemplate; images "
         "spec.pipelineSpec.{tasks,finally}[].taskSpec.{steps,sidecars}[].image",
         adds="its init and entrypoint images",
+        # apply.go ApplyParameters: $(params.NAME) in the step images are the run's values
+        # (a step naming none runs its stepTemplate's: merge.go MergeStepsWithStepTemplate).
+        image_parameters="tekton",
     ),
 )

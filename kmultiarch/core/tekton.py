@@ -1,0 +1,109 @@
+"""The images a Tekton run's steps really run: ``$(params.NAME)`` substituted as the controller
+does it, and a step without an image given its ``stepTemplate``'s.
+
+From tektoncd/pipeline:
+- pkg/reconciler/taskrun/resources/apply.go ``ApplyParameters``: a Task's string and object
+  parameters, their ``default`` overridden by the TaskRun's ``params[].value``, replace
+  ``$(params.NAME)``, ``$(params["NAME"])``, ``$(params['NAME'])`` (``$(params.NAME.KEY)`` for
+  an object's key) in the steps, the sidecars and the step template;
+- pkg/reconciler/pipelinerun/resources/apply.go ``ApplyParameters``: a Pipeline's parameters
+  (defaults overridden by the PipelineRun's ``params``) are substituted into its tasks'
+  ``params[].value`` first, which then feed each task's own;
+- pkg/apis/pipeline/v1/merge.go ``MergeStepsWithStepTemplate``: a step's fields over the
+  template's, so a step naming no image runs the template's.
+
+What is known only at run time (``$(tasks.X.results.Y)``, ``$(context...)``, a matrix's values)
+stays as written: the image is the run's choice, and the engine says so. Pure: data in, a new
+resource out (the input is not changed).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, MutableMapping
+
+__all__ = ["tekton_images_view"]
+
+_PARAM = re.compile(
+    r"\$\(params(?:\.(?P<dotted>[A-Za-z0-9_.-]+)|\[\"(?P<double>[^\"]+)\"\]|\['(?P<single>[^']+)'\])\)"
+)
+
+Parameters = dict[str, object]
+
+
+def tekton_images_view(resource: Mapping[str, object]) -> Mapping[str, object]:
+    """``resource`` (a TaskRun's ``spec.taskSpec``, a PipelineRun's ``spec.pipelineSpec``)
+    with each inline task's step and sidecar images as the controller runs them."""
+    view = copy.deepcopy(dict(resource))
+    spec = view.get("spec")
+    if not isinstance(spec, MutableMapping):
+        return view
+    task = spec.get("taskSpec")  # a TaskRun's
+    if isinstance(task, MutableMapping):
+        _apply(task, _parameters(task.get("params"), spec.get("params"), {}))
+    pipeline = spec.get("pipelineSpec")  # a PipelineRun's
+    if not isinstance(pipeline, MutableMapping):
+        return view
+    run = _parameters(pipeline.get("params"), spec.get("params"), {})
+    for part in ("tasks", "finally"):
+        for pipeline_task in _items(pipeline.get(part)):
+            task = pipeline_task.get("taskSpec")
+            if isinstance(task, MutableMapping):
+                _apply(task, _parameters(task.get("params"), pipeline_task.get("params"), run))
+    return view
+
+
+def _items(value: object) -> list[MutableMapping[str, object]]:
+    return (
+        [item for item in value if isinstance(item, MutableMapping)]
+        if isinstance(value, list)
+        else []
+    )
+
+
+def _parameters(declared: object, given: object, outer: Parameters) -> Parameters:
+    """The values of a task's (or pipeline's) parameters: each declared default, replaced by
+    the value given for it, itself substituted with the ``outer`` parameters."""
+    values: Parameters = {}
+    for item in _items(declared):
+        name = item.get("name")
+        if isinstance(name, str) and "default" in item:
+            values[name] = item["default"]
+    for item in _items(given):
+        name = item.get("name")
+        if isinstance(name, str) and "value" in item:
+            value = item["value"]
+            values[name] = _substituted(value, outer) if isinstance(value, str) else value
+    return values
+
+
+def _apply(task: MutableMapping[str, object], values: Parameters) -> None:
+    template = task.get("stepTemplate")
+    template_image = template.get("image") if isinstance(template, Mapping) else None
+    for step in _items(task.get("steps")):
+        image = step.get("image")
+        if not (isinstance(image, str) and image.strip()) and isinstance(template_image, str):
+            image = template_image
+        if isinstance(image, str):
+            step["image"] = _substituted(image, values)
+    for sidecar in _items(task.get("sidecars")):
+        image = sidecar.get("image")
+        if isinstance(image, str):
+            sidecar["image"] = _substituted(image, values)
+
+
+def _substituted(text: str, values: Parameters) -> str:
+    """``text`` with every parameter whose value is known replaced (an object's key by
+    ``NAME.KEY``); the others left for run time."""
+
+    def value_of(match: re.Match[str]) -> str:
+        name = match.group("dotted") or match.group("double") or match.group("single") or ""
+        value = values.get(name)
+        if value is None and match.group("dotted") and "." in name:
+            base, _, key = name.partition(".")
+            found = values.get(base)
+            value = found.get(key) if isinstance(found, Mapping) else None
+        return value if isinstance(value, str) else match.group(0)
+
+    return _PARAM.sub(value_of, text)
