@@ -50,7 +50,10 @@ def tekton_images_view(resource: Mapping[str, object]) -> Mapping[str, object]:
         for pipeline_task in _items(pipeline.get(part)):
             task = pipeline_task.get("taskSpec")
             if isinstance(task, MutableMapping):
-                _apply(task, _parameters(task.get("params"), pipeline_task.get("params"), run))
+                values = _parameters(task.get("params"), pipeline_task.get("params"), run)
+                for name in _matrix_names(pipeline_task.get("matrix")):
+                    values.pop(name, None)  # one TaskRun per value: known at run time
+                _apply(task, values)
     return view
 
 
@@ -60,6 +63,19 @@ def _items(value: object) -> list[MutableMapping[str, object]]:
         if isinstance(value, list)
         else []
     )
+
+
+def _matrix_names(matrix: object) -> set[str]:
+    """The parameters a task's ``matrix`` fans out (``params``, ``include[].params``)."""
+    if not isinstance(matrix, Mapping):
+        return set()
+    lists = [matrix.get("params")] + [item.get("params") for item in _items(matrix.get("include"))]
+    return {
+        name
+        for params in lists
+        for item in _items(params)
+        if isinstance(name := item.get("name"), str)
+    }
 
 
 def _parameters(declared: object, given: object, outer: Parameters) -> Parameters:

@@ -157,3 +157,22 @@ def test_an_unknown_image_parameters_value_is_a_policy_error_naming_the_key() ->
     with pytest.raises(PolicyError) as caught:
         parse_policy_text(_POLICY.replace("{value}", "argo"), "policy.yaml")
     assert "imageParameters" in str(caught.value) and "tekton" in str(caught.value)
+
+
+def test_a_matrix_parameter_is_known_only_when_the_run_starts() -> None:
+    """A matrix fans a task out, one TaskRun per value (pipelinerun resources): the task's
+    default for that parameter is not what its pods run."""
+    text = PIPELINE_RUN.replace(
+        "      params:\n      - {name: tool, value: $(params.builder)}\n",
+        "      matrix:\n        params:\n        - name: tool\n          value: [registry.test/a:1,"
+        " registry.test/b-amd64:1]\n",
+    ).replace(
+        "        - {name: tool, type: string}",
+        "        - {name: tool, type: string, default: registry.test/a:1}",
+    )
+    view = tekton_images_view(yaml.safe_load(text))
+    step = view["spec"]["pipelineSpec"]["tasks"][0]["taskSpec"]["steps"][0]  # type: ignore[index]
+    assert step["image"] == "$(params.tool)"
+    run, result = _run(text)
+    assert "taskRunTemplate" not in run["spec"]  # type: ignore[operator]
+    assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
