@@ -12,9 +12,10 @@ A custom resource's pods are placed by an object the operator copies ``affinity`
 spec's containers), or the operator's choice (by version) when it names none.
 
 Pointers are JSON pointers whose ``*`` matches every list item or map value; a ``*`` in an
-image pointer is independent of one in its placement's path, except where the image pointer
-starts with the placement's path pattern (``/spec/pools/*`` with ``/spec/pools/*/image``: each
-pool with its own image). Pure: plain data in and out.
+image pointer is independent of one in its placement's path, except where both have it after
+the same tokens: there it is the placement's own item (``/spec/pools/*`` with
+``/spec/pools/*/image``: each pool with its own image; ``/spec/keyspaces/*/images/vttablet``
+for ``/spec/keyspaces/*/partitionings/*/...``: each keyspace's). Pure: plain data in and out.
 """
 
 from __future__ import annotations
@@ -147,9 +148,18 @@ class Inheritance:
     #: (field, merge) per scheduling field of the placement's shape (``nodeAffinity`` for a
     #: bare node affinity); a field not named is the placement's own alone.
     fields: tuple[tuple[str, Merge], ...]
+    #: (field, the shared object's name for it) where the shared object names the field
+    #: otherwise: Tigera's Installation ``spec.controlPlaneTolerations`` under a component's
+    #: ``tolerations``. Such a field is never written in the shared object (no placement holds
+    #: it there): only into the placement, where its own value is what the pods get.
+    names: tuple[tuple[str, str], ...] = ()
 
     def merge_of(self, field: str) -> Merge | None:
         return next((merge for name, merge in self.fields if name == field), None)
+
+    def shared_name(self, field: str) -> str:
+        """What the shared object calls ``field``."""
+        return next((shared for name, shared in self.names if name == field), field)
 
 
 #: Where a placement's object keeps the pods' affinity: ``affinity`` (a core Affinity, as a
@@ -238,6 +248,13 @@ class Placement:
     #: the value lowercased (KubeVirt's ``spec.architecture`` as ``kubernetes.io/arch``). The
     #: pods are decided with it; it is never written.
     node_selector_from: tuple[tuple[str, Pointer], ...] = ()
+    #: The operator gives the pods an affinity of its own, when the placement has none, while
+    #: any of these conditions holds, and kmultiarch cannot write it beside the constraint (a
+    #: Vitess component's node affinity to its cell's zone, read in another object;
+    #: ``default_affinity`` is one it can): an affinity the placement lacks is then not created
+    #: (it would replace the operator's); one it has is written as usual, and the pods are
+    #: judged all the same (a conflict is found, tolerations are written).
+    default_affinity_when: tuple[Condition, ...] = ()
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -311,6 +328,12 @@ def placement_problems(placement: Placement) -> list[tuple[str, str]]:
         for name, merge in placement.inherits.fields:
             if merge not in MERGES:
                 problems.append(("inherits", f"{name}: expected one of {', '.join(MERGES)}"))
+        merged = {name for name, _ in placement.inherits.fields}
+        for name, shared in placement.inherits.names:
+            if name not in merged or not shared:
+                problems.append(
+                    ("inherits", f"names: {name}: expected a field of fields and its name")
+                )
     if not 0 <= placement.creates <= len(placement.path):
         problems.append(
             (
@@ -495,7 +518,9 @@ def image_matches(
     """The images ``pointer`` names for the placement at ``placement_path`` (an instance of
     ``placement_pattern``): an image pointer that starts with the placement's pattern is read
     under that very placement (each pool its own image); any other is read over the whole
-    resource. Values that are not non-empty strings are not images."""
+    resource, a ``*`` it shares with the pattern (after the same tokens) bound to the
+    placement's item (a keyspace's images for its tablet pools). Values that are not non-empty
+    strings are not images."""
     return image_lookup(resource, pointer, placement_pattern, placement_path)[0]
 
 
@@ -521,7 +546,9 @@ def image_lookup(
         found = [((*placement_path, *path), value) for path, value in matches]
         wrong = [((*placement_path, *path), value) for path, value in mismatches]
     else:
-        found, wrong = walk(resource, pointer)
+        # A `*` the pointer shares with the placement's pattern (after the same tokens) is the
+        # instance's item: a Vitess tablet pool reads its own keyspace's images.
+        found, wrong = walk(resource, _bound(pointer, placement_pattern, placement_path))
     images: list[tuple[ConcretePath, str]] = []
     for path, value in found:
         if isinstance(value, str):
@@ -553,6 +580,11 @@ def effective_fields(
         merged, read_only = {}, frozenset()
     else:
         merged, read_only = _inherited(resource, inheritance, holder, blocked)
+    affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
+    if holder.get(affinity) is None and any(
+        holds(resource, condition) for condition in placement.default_affinity_when
+    ):
+        read_only |= {affinity}  # the operator's own affinity, which one created would replace
     labels = _node_labels_from(resource, placement)
     if not labels:
         return merged, read_only
@@ -583,7 +615,7 @@ def _inherited(
     merged: dict[str, object] = {}
     read_only: set[str] = set()
     for name, merge in inheritance.fields:
-        own, base = holder.get(name), shared.get(name)
+        own, base = holder.get(name), shared.get(inheritance.shared_name(name))
         if merge == "replace":
             if own is None:
                 read_only.add(name)

@@ -619,6 +619,7 @@ def _placement(value: object, where: Where) -> Placement:
             "unless",
             "nodeSelectorFrom",
             "injectedBy",
+            "defaultAffinityWhen",
         },
         where,
     )
@@ -652,6 +653,9 @@ def _placement(value: object, where: Where) -> Placement:
             value.get("nodeSelectorFrom"), where / "nodeSelectorFrom"
         ),
         injected_by=_injected_by(value.get("injectedBy"), where / "injectedBy"),
+        default_affinity_when=_conditions_of(
+            value.get("defaultAffinityWhen"), where / "defaultAffinityWhen"
+        ),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):
@@ -744,7 +748,7 @@ def _inheritance(value: object, where: Where) -> Inheritance | None:
         raise where.error(
             "expected {path, fields: {FIELD: replace|merge-by-key|append|by-position}}"
         )
-    check_keys(value, {"path", "fields"}, where)
+    check_keys(value, {"path", "fields", "names"}, where)
     path = _pointer(value.get("path"), where / "path")
     fields = value.get("fields")
     if not isinstance(fields, Mapping) or not fields:
@@ -760,7 +764,17 @@ def _inheritance(value: object, where: Where) -> Inheritance | None:
         if merge not in MERGES:
             raise (where / "fields" / str(name)).error(f"expected one of {', '.join(MERGES)}")
         merges.append((str(name), cast(Merge, merge)))
-    return Inheritance(path, tuple(merges))
+    names = value.get("names", {})
+    if not isinstance(names, Mapping) or not all(
+        name in fields and isinstance(shared, str) and shared for name, shared in names.items()
+    ):
+        raise (where / "names").error(
+            "expected a mapping of a field of fields to the shared object's name for it, like "
+            "{tolerations: controlPlaneTolerations}"
+        )
+    return Inheritance(
+        path, tuple(merges), tuple((str(name), str(shared)) for name, shared in names.items())
+    )
 
 
 #: The scheduling fields an ``inherits`` entry may name (``nodeAffinity``: a bare one, Rook's).

@@ -39,6 +39,8 @@ from kmultiarch.core.catalogue import (
     spark,
     strimzi,
     tekton,
+    tigera,
+    vitess,
     volcano,
     zalando,
 )
@@ -73,6 +75,8 @@ _MODULES = (
     jobset,
     argo_events,
     kubevirt,
+    vitess,
+    tigera,
 )
 
 #: The built-in catalogue: every operator's kinds.
