@@ -262,6 +262,19 @@ class Placement:
             holds(resource, c) for c in self.unless
         )
 
+    def exists_at(self, resource: Mapping[str, object], path: ConcretePath) -> bool:
+        """Whether the operator makes pods from the placement's item at ``path``: a ``*`` a
+        condition shares with the placement's path (after the same tokens) is that item
+        (``/spec/replsets/*/arbiter/enabled`` for ``/spec/replsets/*/arbiter``: each replset's
+        own arbiter)."""
+
+        def bound(condition: Condition) -> Condition:
+            return _bound(condition[0], self.path, path), condition[1]
+
+        return all(holds(resource, bound(c)) for c in self.when) and not any(
+            holds(resource, bound(c)) for c in self.unless
+        )
+
     def applies_to(self, api_version: str) -> bool:
         """Whether resources of ``api_version`` (``tekton.dev/v1``) have this placement."""
         return not self.versions or api_version.rpartition("/")[2] in self.versions

@@ -297,6 +297,8 @@ def _placement_targets(
         for holder_path, holder, missing in instances:
             if holder_path in seen:
                 continue  # a policy entry restating a built-in placement
+            if not placement.exists_at(resource, holder_path):
+                continue  # an item whose pods the operator does not make (an arbiter not enabled)
             seen.add(holder_path)
             containers, chosen, malformed = _placement_images(
                 resource, placement, holder_path, holder, path, namespace, related, images_from

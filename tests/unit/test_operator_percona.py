@@ -349,6 +349,21 @@ def test_a_psmdb_arbiter_is_placed_by_its_own_fields_with_its_replsets_name() ->
     assert "advanced" not in hidden["affinity"]  # not enabled: no pods
 
 
+def test_a_psmdb_arbiter_is_placed_only_where_its_own_replset_enables_it() -> None:
+    """reconcileReplset, per replset: an arbiter not enabled makes no pods, whatever another
+    replset's does (the condition's `*` is the placement's item)."""
+    sample = yaml.safe_load(_psmdb_amd64())
+    rs0 = sample["spec"]["replsets"][0]
+    rs1 = {**rs0, "name": "rs1", "arbiter": {**rs0["arbiter"], "enabled": True}}
+    sample["spec"]["replsets"].append(rs1)
+    document, _ = _run(yaml.safe_dump(sample))
+    rs0_out, rs1_out = _spec(document)["replsets"]  # type: ignore[misc]
+    assert rs0_out["arbiter"] == rs0["arbiter"]
+    assert rs1_out["arbiter"]["affinity"]["advanced"]["podAntiAffinity"] == _anti_affinity(
+        "kubernetes.io/hostname", **_psmdb_labels("arbiter", replset="rs1")
+    )
+
+
 def test_a_psmdb_anti_affinity_key_none_gets_the_arch_term_alone() -> None:
     text = _psmdb_amd64(
         (
