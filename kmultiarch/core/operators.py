@@ -228,7 +228,9 @@ class Placement:
     #: What the operator puts in the pod's ``affinity`` when the placement has none, and drops
     #: once it has one (ECK's DefaultAffinity, set only when the template's is nil): written
     #: beside the constraint when kmultiarch creates ``affinity``, so the constraint does not
-    #: cost the user that default. String values may be templates (``{/metadata/name}``).
+    #: cost the user that default. String values may be templates (``{/metadata/name}``; a
+    #: ``*`` shared with the placement's path is its item). A ``nodeAffinity`` there is joined
+    #: with the constraint's (both hold).
     default_affinity: Mapping[str, object] | None = None
     #: The operator's anti-affinity by a topology key the resource names, dropped, as
     #: ``default_affinity``, once the placement has an affinity of its own (written beside the
@@ -756,7 +758,8 @@ def affinity_defaults(
         return {}
     defaults: dict[str, object] = {}
     if placement.default_affinity is not None:
-        resolved = resolved_object(resource, placement.default_affinity)
+        bound = _bound_object(placement.default_affinity, placement.path, holder_path)
+        resolved = resolved_object(resource, bound)
         if isinstance(resolved, Mapping):
             defaults.update(resolved)
     keyed = placement.anti_affinity_by_key
@@ -838,6 +841,18 @@ def _bound_template(template: str, pattern: Pointer, holder_path: ConcretePath) 
     return _TEMPLATE_PART.sub(part, template)
 
 
+def _bound_object(value: object, pattern: Pointer, holder_path: ConcretePath) -> object:
+    """``value`` with its strings' templates bound to the placement instance
+    (:func:`_bound_template`): a Vitess gateway's ``{/spec/cells/*/zone}``, its own cell's."""
+    if isinstance(value, str):
+        return _bound_template(value, pattern, holder_path) if "{" in value else value
+    if isinstance(value, Mapping):
+        return {key: _bound_object(item, pattern, holder_path) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_bound_object(item, pattern, holder_path) for item in value]
+    return value
+
+
 def in_shape(
     operations: Sequence[PatchOperation],
     path: ConcretePath,
@@ -882,7 +897,46 @@ def _with_defaults(
         return operation
     value = {**operation.value}
     value.update({key: item for key, item in defaults.items() if key not in value})
+    own, default = operation.value.get(_NODE_AFFINITY), defaults.get(_NODE_AFFINITY)
+    if isinstance(own, Mapping) and isinstance(default, Mapping):
+        value[_NODE_AFFINITY] = _both_node_affinities(own, default)
     return PatchOperation(operation.op, operation.path, value)
+
+
+def _both_node_affinities(
+    own: Mapping[str, object], default: Mapping[str, object]
+) -> dict[str, object]:
+    """A node affinity that holds where both hold: each required term of one joined with each
+    of the other (terms are ORed, a term's expressions ANDed), the preferred terms of both
+    (the constraint and the operator's default zone: both required)."""
+    merged = {**default, **own}
+    own_terms, default_terms = _required_terms(own), _required_terms(default)
+    if own_terms and default_terms:
+        merged[_REQUIRED] = {
+            "nodeSelectorTerms": [
+                {
+                    key: [*_listed(mine.get(key)), *_listed(theirs.get(key))]
+                    for key in ("matchExpressions", "matchFields")
+                    if mine.get(key) or theirs.get(key)
+                }
+                for mine in own_terms
+                for theirs in default_terms
+            ]
+        }
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    if own.get(preferred) and default.get(preferred):
+        merged[preferred] = [*_listed(own.get(preferred)), *_listed(default.get(preferred))]
+    return merged
+
+
+def _required_terms(node_affinity: Mapping[str, object]) -> list[Mapping[str, object]]:
+    required = node_affinity.get(_REQUIRED)
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    return [term for term in _listed(terms) if isinstance(term, Mapping)]
+
+
+def _listed(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
 
 
 def resolved_object(resource: Mapping[str, object], value: object) -> object | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
+from support.operators import ARCH_IN_AMD64, ARCH_IN_AMD64_TERM, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
@@ -124,30 +124,51 @@ def test_a_tablet_pool_requiring_arm64_for_an_amd64_only_mysqld_is_a_conflict() 
     ]
 
 
+_ZONE_TERM = {
+    "key": "failure-domain.beta.kubernetes.io/zone",
+    "operator": "In",
+    "values": ["us-east-1a"],
+}
+
+
 def test_a_cell_with_a_zone_keeps_the_operators_zone_affinity() -> None:
     """vtgate/deployment.go UpdateDeployment: with no gateway.affinity, the pods get a node
-    affinity to the cell's zone, which an affinity created by kmultiarch would replace: none
-    is created; the gateway's own affinity, when set, is written into."""
-    text = VITESS.replace("  - name: zone1\n", "  - name: zone1\n    zone: us-east-1a\n").replace(
-        f"vtgate: {VITESS_LITE}", "vtgate: registry.test/vtgate-amd64:24"
+    affinity to the cell's zone (k8s.ZoneFailureDomainLabel): written beside the constraint,
+    both required, each gateway its own cell's. vtctld (one Deployment per dashboard cell) and
+    the tablets (their pool's cell) cannot be given theirs: no affinity is created while a cell
+    names a zone, tolerations still are."""
+    document = yaml.safe_load(VITESS.split("\n", 1)[1])
+    spec = document["spec"]
+    spec["images"].update(
+        vtgate="registry.test/vtgate-amd64:24", vtctld="registry.test/vtctld-amd64:24"
     )
-    cluster, result = _run(text)
-    gateway = cluster["spec"]["cells"][0]["gateway"]  # type: ignore[index]
-    assert "affinity" not in gateway and "tolerations" not in gateway
+    zoned = spec["cells"][0]
+    spec["cells"].append({"name": "zone2", "gateway": {"replicas": 1}})
+    zoned["zone"] = "us-east-1a"
+    cluster, result = _run(yaml.safe_dump(document, sort_keys=False))
+    first, second = cluster["spec"]["cells"]  # type: ignore[index]
+    (term,) = first["gateway"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert term == {"matchExpressions": [*ARCH_IN_AMD64_TERM["matchExpressions"], _ZONE_TERM]}
+    assert second["gateway"]["affinity"] == ARCH_IN_AMD64
+    dashboard = cluster["spec"]["vitessDashboard"]  # type: ignore[index]
+    assert "affinity" not in dashboard and "tolerations" not in dashboard
+    assert _pool(cluster["spec"])["tolerations"] == [ARM64_TOLERATION]
     # No warning of its own (the etcd's image is the operator's choice, as in the sample).
     assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
-    assert _pool(cluster["spec"])["tolerations"] == [ARM64_TOLERATION]  # tolerations still
+
+
+def test_a_components_own_affinity_gets_the_constraint_whatever_the_zones() -> None:
+    """reconcile_vtctld.go: vitessDashboard.affinity, when set, is the pods' whole affinity."""
     spread = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}
-    own = text.replace(
-        "      replicas: 1\n      resources:\n        requests:\n          cpu: 100m\n"
-        "          memory: 256Mi\n",
-        f"      affinity: {spread}\n      replicas: 1\n      resources:\n        requests:\n"
-        "          cpu: 100m\n          memory: 256Mi\n",
-        1,
+    text = (
+        VITESS.replace("  - name: zone1\n", "  - name: zone1\n    zone: us-east-1a\n")
+        .replace(f"vtctld: {VITESS_LITE}", "vtctld: registry.test/vtctld-amd64:24")
+        .replace("  vitessDashboard:\n", f"  vitessDashboard:\n    affinity: {spread}\n")
     )
-    cluster, _ = _run(own)
-    affinity = cluster["spec"]["cells"][0]["gateway"]["affinity"]  # type: ignore[index]
-    assert affinity == {**spread, **ARCH_IN_AMD64}
+    cluster, _ = _run(text)
+    assert cluster["spec"]["vitessDashboard"]["affinity"] == {**spread, **ARCH_IN_AMD64}  # type: ignore[index]
 
 
 # -- Tigera: tigera/operator Installation -----------------------------------------------------

@@ -19,9 +19,22 @@ _VITESS_LITE = "vitess/lite:latest"
 _MYSQL = "mysql:8.0.40"
 
 #: Any cell with a zone: the operator then gives a component with no affinity of its own a
-#: required node affinity to that zone (vtgate, vtctld, vtadmin, vtorc, vttablet, a cell's
-#: etcd), which an affinity kmultiarch created would replace: none is created.
+#: required node affinity to that zone (vtctld, vtadmin, vtorc: one Deployment per cell;
+#: vttablet: its pool's cell; a cell's etcd), which an affinity kmultiarch created would
+#: replace: none is created. A gateway, one per cell, gets it written beside the constraint.
 _ZONED = ((_p("/spec/cells/*/zone"), ()),)
+
+
+def _zone_affinity(zone: str) -> dict[str, object]:
+    """The operator's node affinity to a cell's zone (k8s.ZoneFailureDomainLabel), ``zone`` a
+    template read in the resource."""
+    term = {
+        "matchExpressions": [
+            {"key": "failure-domain.beta.kubernetes.io/zone", "operator": "In", "values": [zone]}
+        ]
+    }
+    required = {"nodeSelectorTerms": [term]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
 
 
 def _images(component: str, keyspace: bool = False, default: str = _VITESS_LITE) -> ImageSource:
@@ -106,13 +119,17 @@ def _component(
     keyspace: bool = False,
     creates: int = 0,
     when: tuple[Condition, ...] = (),
+    cell_zone: str = "",
 ) -> Placement:
+    """A component's Deployment; ``cell_zone``: the template of its one cell's zone (the
+    operator's affinity then written beside the constraint), else any cell's zone keeps it."""
     return Placement(
         _p(path),
         (_images(component, keyspace=keyspace), *_extra(path)),
         creates=creates,
         when=when,
-        default_affinity_when=_ZONED,
+        default_affinity=_zone_affinity(cell_zone) if cell_zone else None,
+        default_affinity_when=() if cell_zone else _ZONED,
         cites=_VITESS + cites + _ZONE_DEFAULT + "; " + _DEFAULTED,
     )
 
@@ -157,6 +174,7 @@ ENTRIES: tuple[OperatorKind, ...] = (
                 "gateway.tolerations; Affinity: gateway.affinity; Image: Cell.Images.Vtgate, "
                 "the cluster's spec.images.vtgate)",
                 creates=1,
+                cell_zone="{/spec/cells/*/zone}",
             ),
             _component(
                 "/spec/vitessDashboard",
