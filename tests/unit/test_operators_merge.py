@@ -481,3 +481,60 @@ def test_an_external_rook_cluster_with_an_image_places_only_its_version_job() ->
     assert placement["all"] == ARCH_IN_AMD64
     assert placement["mgr"] == {"tolerations": [{"key": "mgr", "operator": "Exists"}]}
     assert [str(pod.target.field_path) for pod in result.pods] == ["spec.placement.all"]
+
+
+# -- RabbitMQ: an override's pod spec patched over spec's -------------------------------------
+
+RABBITMQ = """\
+apiVersion: rabbitmq.com/v1beta1
+kind: RabbitmqCluster
+metadata: {name: rabbit}
+spec:
+  image: registry.test/rabbitmq-amd64:4
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution: []
+  override:
+    statefulSet:
+      spec:
+        template:
+          spec:
+            affinity:
+              nodeAffinity:
+                requiredDuringSchedulingIgnoredDuringExecution:
+                  nodeSelectorTerms:
+                  - matchExpressions:
+                    - {key: pool, operator: In, values: [queues]}
+            containers: []
+"""
+
+
+def test_a_rabbitmq_override_affinity_replaces_the_node_selector_terms_so_it_gets_the_term() -> (
+    None
+):
+    """patchPodSpec (a strategic merge patch): the override's nodeSelectorTerms replace those
+    of spec.affinity, so the term written only there was dropped from the pods."""
+    (rabbit,), _ = _mutate(RABBITMQ)
+    spec = rabbit["spec"]
+    override = spec["override"]["statefulSet"]["spec"]["template"]["spec"]  # type: ignore[index]
+    terms = override["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {"key": "pool", "operator": "In", "values": ["queues"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+            ]
+        }
+    ]
+    assert spec["affinity"]["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]  # type: ignore[index]
+    assert "tolerations" not in override
+
+
+def test_a_rabbitmq_override_without_placement_fields_takes_spec_alone() -> None:
+    text = RABBITMQ.split("            affinity:\n", 1)[0] + "            containers: []\n"
+    (rabbit,), result = _mutate(text)
+    override = rabbit["spec"]["override"]["statefulSet"]["spec"]["template"]["spec"]  # type: ignore[index]
+    assert override == {"containers": []}
+    assert [str(pod.target.field_path) for pod in result.pods] == ["spec"]
