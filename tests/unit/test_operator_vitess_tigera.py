@@ -159,6 +159,21 @@ def test_a_cell_with_a_zone_keeps_the_operators_zone_affinity() -> None:
     assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
 
 
+def test_a_cells_own_etcd_keeps_its_zone_beside_the_constraint() -> None:
+    """vitesscell reconcile_etcd.go: a cell's lockserver.etcd is deployed in the cell's zone
+    (etcd/pod.go: a node affinity to it when the template has no affinity)."""
+    etcd = "{etcd: {image: 'registry.test/etcd-amd64:3.5'}}"
+    text = VITESS.replace(
+        "  - name: zone1\n", f"  - name: zone1\n    zone: us-east-1a\n    lockserver: {etcd}\n"
+    )
+    cluster, _ = _run(text)
+    local = cluster["spec"]["cells"][0]["lockserver"]["etcd"]  # type: ignore[index]
+    (term,) = local["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term == {"matchExpressions": [*ARCH_IN_AMD64_TERM["matchExpressions"], _ZONE_TERM]}
+
+
 def test_a_components_own_affinity_gets_the_constraint_whatever_the_zones() -> None:
     """reconcile_vtctld.go: vitessDashboard.affinity, when set, is the pods' whole affinity."""
     spread = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}

@@ -20,8 +20,8 @@ _MYSQL = "mysql:8.0.40"
 
 #: Any cell with a zone: the operator then gives a component with no affinity of its own a
 #: required node affinity to that zone (vtctld, vtadmin, vtorc: one Deployment per cell;
-#: vttablet: its pool's cell; a cell's etcd), which an affinity kmultiarch created would
-#: replace: none is created. A gateway, one per cell, gets it written beside the constraint.
+#: vttablet: its pool's cell), which an affinity kmultiarch created would replace: none is
+#: created. A cell's gateway and etcd, its own, get it written beside the constraint.
 _ZONED = ((_p("/spec/cells/*/zone"), ()),)
 
 
@@ -138,8 +138,9 @@ def _etcd(
     path: str,
     creates: int,
     unless: tuple[Condition, ...] = (),
-    zoned: tuple[Condition, ...] = (),
+    cell_zone: str = "",
 ) -> Placement:
+    """An etcd lockserver's pods; ``cell_zone``: the template of its cell's zone."""
     return Placement(
         _p(path),
         (
@@ -151,7 +152,7 @@ def _etcd(
         ),
         creates=creates,
         unless=unless,
-        default_affinity_when=zoned,
+        default_affinity=_zone_affinity(cell_zone) if cell_zone else None,
         cites=_VITESS + "pkg/operator/etcd/pod.go UpdatePod (Tolerations: "
         "update.Tolerations(spec.tolerations); Affinity: spec.affinity when set, else a "
         "preferred pod anti-affinity, and a node affinity to the zone of a cell's lockserver; "
@@ -212,8 +213,8 @@ ENTRIES: tuple[OperatorKind, ...] = (
                 unless=((_p("/spec/globalLockserver/external"), ()),),
             ),
             # A cell's own lockserver, only when cells[].lockserver.etcd is set; in the cell's
-            # zone.
-            _etcd("/spec/cells/*/lockserver/etcd", 0, zoned=_ZONED),
+            # zone (lockserver/etcd.go: vtc.Spec.Zone), kept beside the constraint.
+            _etcd("/spec/cells/*/lockserver/etcd", 0, cell_zone="{/spec/cells/*/zone}"),
         ),
         cites="VitessCluster.spec.keyspaces[].partitionings[].{equal.shardTemplate,"
         "custom.shards[]}.tabletPools[], spec.cells[].gateway, spec.vitessDashboard, "
