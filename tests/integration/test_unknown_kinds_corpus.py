@@ -29,7 +29,6 @@ EXPECTED = {
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
     ("opentelemetry.io", "OpAMPBridge"): "the bridge's Deployment, running spec.image",
     ("ray.io", "RayCronJob"): "RayJobs (a RayCluster each) on a schedule",
-    ("sparkoperator.k8s.io", "ScheduledSparkApplication"): "SparkApplications on a schedule",
     ("sparkoperator.k8s.io", "SparkConnect"): "a Spark Connect server and its executors",
 }
 

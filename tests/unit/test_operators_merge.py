@@ -94,6 +94,41 @@ def test_spark_node_selector_on_other_labels_keeps_the_usual_decision() -> None:
     assert not [f for f in result.findings if f.rule == SCHEDULING_CONFLICT]
 
 
+def test_a_scheduled_spark_application_places_the_applications_it_makes() -> None:
+    """scheduledsparkapplication/controller.go createSparkApplication: each run is a
+    SparkApplication whose spec is spec.template. It passed with an unknown-pod-kind warning."""
+    text = (
+        SPARK_ARM64_SELECTOR_AMD64_IMAGE.replace(
+            "kind: SparkApplication", "kind: ScheduledSparkApplication"
+        )
+        .replace("spec:\n  type:", "spec:\n  schedule: '@every 5m'\n  template:\n    type:")
+        .replace("\n  mode:", "\n    mode:")
+        .replace("\n  image:", "\n    image:")
+        .replace("\n  nodeSelector: {kubernetes.io/arch: arm64}", "")
+        .replace("\n  driver:", "\n    driver:")
+        .replace("\n  executor:", "\n    executor:")
+    )
+    (scheduled,), result = _mutate(text)
+    template = scheduled["spec"]["template"]  # type: ignore[index]
+    assert template["driver"] == {"cores": 1, "affinity": ARCH_IN_AMD64}
+    assert template["executor"] == {"instances": 2, "affinity": ARCH_IN_AMD64}
+    assert result.findings == []
+
+
+def test_a_v1beta1_spark_application_judges_its_init_container_image() -> None:
+    """v1beta1 types.go: spec.initContainerImage runs in driver and executor pods."""
+    text = (
+        SPARK_ARM64_SELECTOR_AMD64_IMAGE.replace("v1beta2", "v1beta1")
+        .replace("spark-amd64:3.5", "spark:2.4")
+        .replace(
+            "  nodeSelector: {kubernetes.io/arch: arm64}\n",
+            "  initContainerImage: registry.test/init-amd64:1\n",
+        )
+    )
+    (app,), _ = _mutate(text)
+    assert app["spec"]["driver"] == {"cores": 1, "affinity": ARCH_IN_AMD64}  # type: ignore[index]
+
+
 # -- Tekton: v1beta1 spec.podTemplate vs v1 spec.taskRunTemplate.podTemplate --------------------
 
 PIPELINE_RUN = """\
