@@ -174,6 +174,34 @@ def test_a_cells_own_etcd_keeps_its_zone_beside_the_constraint() -> None:
     assert term == {"matchExpressions": [*ARCH_IN_AMD64_TERM["matchExpressions"], _ZONE_TERM]}
 
 
+def test_a_vtctldclient_backup_schedule_is_placed_by_its_own_fields_over_the_dashboards() -> None:
+    """vitessbackupschedule_controller.go createVtctldclientJobPod: the Job's pod runs the vtctld
+    image, with the schedule's affinity, and its tolerations when set, else the dashboard's
+    (written there); a vtbackup schedule (the default) is not catalogued."""
+    schedules = (
+        "    schedules:\n"
+        "    - {name: every-day, schedule: '0 0 * * *', backupMethod: vtctldclient,"
+        " strategies: [{name: BackupShard, keyspace: commerce, shard: '-'}]}\n"
+        "    - {name: tolerant, schedule: '0 1 * * *', backupMethod: vtctldclient,"
+        " tolerations: [], strategies: [{name: BackupShard, keyspace: commerce, shard: '-'}]}\n"
+        "    - {name: by-vtbackup, schedule: '0 2 * * *',"
+        " strategies: [{name: BackupShard, keyspace: commerce, shard: '-'}]}\n"
+    )
+    text = VITESS.replace("    engine: xtrabackup\n", "    engine: xtrabackup\n" + schedules)
+    cluster, _ = _run(text)
+    spec = cluster["spec"]
+    first, tolerant, by_vtbackup = spec["backup"]["schedules"]  # type: ignore[index]
+    assert "tolerations" not in first and "affinity" not in first
+    assert spec["vitessDashboard"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+    assert tolerant["tolerations"] == [ARM64_TOLERATION]
+    assert "tolerations" not in by_vtbackup
+    amd64 = text.replace(f"vtctld: {VITESS_LITE}", "vtctld: registry.test/vtctld-amd64:24")
+    cluster, _ = _run(amd64)
+    first, tolerant, by_vtbackup = cluster["spec"]["backup"]["schedules"]  # type: ignore[index]
+    assert first["affinity"] == tolerant["affinity"] == ARCH_IN_AMD64
+    assert "affinity" not in by_vtbackup
+
+
 def test_a_components_own_affinity_gets_the_constraint_whatever_the_zones() -> None:
     """reconcile_vtctld.go: vitessDashboard.affinity, when set, is the pods' whole affinity."""
     spread = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}

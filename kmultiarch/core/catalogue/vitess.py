@@ -5,7 +5,14 @@ images (spec.images), a keyspace's own (keyspaces[].images) first for its tablet
 from __future__ import annotations
 
 from kmultiarch.core.catalogue.common import optional_image
-from kmultiarch.core.operators import Condition, ImageSource, OperatorKind, Placement, _p
+from kmultiarch.core.operators import (
+    Condition,
+    ImageSource,
+    Inheritance,
+    OperatorKind,
+    Placement,
+    _p,
+)
 
 __all__ = ["ENTRIES"]
 
@@ -215,11 +222,28 @@ ENTRIES: tuple[OperatorKind, ...] = (
             # A cell's own lockserver, only when cells[].lockserver.etcd is set; in the cell's
             # zone (lockserver/etcd.go: vtc.Spec.Zone), kept beside the constraint.
             _etcd("/spec/cells/*/lockserver/etcd", 0, cell_zone="{/spec/cells/*/zone}"),
+            # A backup schedule taking its backups by vtctldclient: a Job running the vtctld
+            # image, its pods placed by the schedule's affinity, and by its tolerations when
+            # set, else the dashboard's. (A vtbackup schedule's pods, the default, take the
+            # tolerations of the tablet pool of the shard its strategy names: not catalogued.)
+            Placement(
+                _p("/spec/backup/schedules/*"),
+                (_images("vtctld"),),
+                inherits=Inheritance(_p("/spec/vitessDashboard"), (("tolerations", "replace"),)),
+                when=((_p("/spec/backup/schedules/*/backupMethod"), ("vtctldclient",)),),
+                cites=_VITESS + "pkg/controller/vitessbackupschedule/"
+                "vitessbackupschedule_controller.go createVtctldclientJobPod (Affinity: the "
+                "schedule's; Tolerations: resolveBackupJobTolerations(the schedule's, when set, "
+                "else getVtctldclientJobPodConfig: spec.vitessDashboard.tolerations); Image: "
+                "the schedule's, pkg/operator/vitessbackup/schedule.go: spec.images.vtctld); "
+                "vitessbackupschedule_types.go BackupMethod (vtbackup by default)",
+            ),
         ),
         cites="VitessCluster.spec.keyspaces[].partitionings[].{equal.shardTemplate,"
         "custom.shards[]}.tabletPools[], spec.cells[].gateway, spec.vitessDashboard, "
         "spec.vtadmin, spec.keyspaces[].vitessOrchestrator, spec.globalLockserver.etcd, "
-        "spec.cells[].lockserver.etcd: {affinity,tolerations}; spec.images, "
+        "spec.cells[].lockserver.etcd, spec.backup.schedules[] (vtctldclient): "
+        "{affinity,tolerations}; spec.images, "
         "spec.keyspaces[].images",
         adds="its images' defaults (vitess/lite:latest, mysql:8.0.40) when spec.images names "
         "none; etcd and mysqld-exporter by the operator's flags (declare them as "
