@@ -98,12 +98,20 @@ class ImageSource:
     #: resource gives wins (see :func:`resolved_default`).
     templates: tuple[str, ...] = ()
     #: The source counts only for a resource meeting every condition (a Prometheus's Thanos
-    #: sidecar, when ``spec.thanos`` is set).
+    #: sidecar, when ``spec.thanos`` is set) and none of ``unless`` (Percona's version service,
+    #: unless ``spec.upgradeOptions.apply`` is disabled or never).
     when: tuple[Condition, ...] = ()
+    unless: tuple[Condition, ...] = ()
     #: What an image only the operator knows is (no pointer, no template: KubeVirt's
     #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
     #: policy declares the image (``defaultImages``).
     operator_only: str = ""
+
+    def counts_for(self, resource: Mapping[str, object]) -> bool:
+        """Whether the pods run this source's images for ``resource``."""
+        return all(holds(resource, c) for c in self.when) and not any(
+            holds(resource, c) for c in self.unless
+        )
 
 
 #: A condition on a resource: the value at the pointer is one of the values (YAML booleans as
@@ -1030,7 +1038,7 @@ def injection_hints(
             continue
         images: list[str] = []
         for source in placement.images:
-            if source.when and not all(holds(resource, c) for c in source.when):
+            if not source.counts_for(resource):
                 continue
             found = next(
                 (

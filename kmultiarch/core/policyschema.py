@@ -689,11 +689,16 @@ def _injected_by(value: object, where: Where) -> str:
 def _image_source(element: object, where: Where) -> ImageSource:
     """An element of a placement's ``images``: a pointer (every match is an image), a list of
     alternatives (pointers, then templates like ``repo:{/spec/version}``: the first that
-    exists wins), or ``{image: ..., when: {POINTER: VALUE}}`` (counted only when it holds)."""
+    exists wins), or ``{image: ..., when: {POINTER: VALUE}, unless: {POINTER: VALUE}}``
+    (counted only when ``when`` holds and ``unless`` does not)."""
     if isinstance(element, Mapping):
-        check_keys(element, {"image", "when"}, where)
+        check_keys(element, {"image", "when", "unless"}, where)
         source = _image_source(element.get("image"), where / "image")
-        return replace(source, when=_conditions_of(element.get("when"), where / "when"))
+        return replace(
+            source,
+            when=_conditions_of(element.get("when"), where / "when"),
+            unless=_conditions_of(element.get("unless"), where / "unless"),
+        )
     if isinstance(element, str):
         return ImageSource((_pointer(element, where),), required=False)
     if isinstance(element, list) and element:

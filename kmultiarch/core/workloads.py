@@ -24,7 +24,6 @@ from kmultiarch.core.operators import (
     api_group,
     blocked_by_position,
     effective_fields,
-    holds,
     image_lookup,
     resolved_default,
     scheduling_view,
@@ -422,7 +421,7 @@ def _placement_images(
     if placement.pod_spec:
         containers.extend(_pod_containers(holder, (*path, *holder_path)))
     for source in placement.images:
-        if not all(holds(resource, condition) for condition in source.when):
+        if not source.counts_for(resource):
             continue  # a container the operator adds only when the resource asks for it
         origin, prefix = images_from if images_from is not None else resource, path
         if source.related is not None:

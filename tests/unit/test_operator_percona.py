@@ -247,6 +247,29 @@ def test_a_pxc_log_collector_of_an_amd64_only_image_constrains_the_pxc_pods_only
     assert "advanced" not in spec["haproxy"]["affinity"]  # type: ignore[index]
 
 
+@pytest.mark.parametrize("apply", ["recommended", "8.0-latest", "8.0.41-32.1"])
+def test_a_pxc_whose_images_the_version_service_chooses_is_left_alone(apply: str) -> None:
+    """controller.go Reconcile, version.go ensurePXCVersion: unless upgradeOptions.apply is
+    disabled or never, the operator writes the version service's images into the resource."""
+    text = _pxc_amd64(("    apply: disabled\n", f"    apply: {apply}\n"))
+    document, result = _run(text)
+    assert document == yaml.safe_load(text)
+    assert {f.rule for f in result.findings} == {IMAGE_CHOSEN_BY_OPERATOR}
+    assert all("version service" in f.message for f in result.findings)
+
+
+@pytest.mark.parametrize("apply", ["Never", "disabled", None])
+def test_a_pxc_that_never_asks_the_version_service_runs_its_own_images(
+    apply: str | None,
+) -> None:
+    """versionUpgradeEnabled compares lowercased; unset is disabled (CheckNSetDefaults)."""
+    line = "    apply: disabled\n"
+    text = _pxc_amd64((line, f"    apply: {apply}\n" if apply else ""))
+    document, result = _run(text)
+    assert "advanced" in _spec(document)["pxc"]["affinity"]  # type: ignore[operator,index]
+    assert result.findings == []
+
+
 # -- PerconaServerMongoDB ----------------------------------------------------------------------
 
 
@@ -390,6 +413,14 @@ def test_a_psmdb_node_selector_for_arm64_with_an_amd64_only_image_is_a_conflict(
     assert SCHEDULING_CONFLICT in [f.rule for f in result.findings]
 
 
+def test_a_psmdb_whose_images_the_version_service_chooses_is_left_alone() -> None:
+    """version.go ensureVersion: spec.image, spec.backup.image, spec.pmm.image replaced."""
+    text = _psmdb_amd64(("    apply: disabled\n", "    apply: recommended\n"))
+    document, result = _run(text)
+    assert document == yaml.safe_load(text)
+    assert {f.rule for f in result.findings} == {IMAGE_CHOSEN_BY_OPERATOR}
+
+
 def test_a_psmdb_sample_without_an_init_image_is_the_operators_choice() -> None:
     """init.go Containers: spec.initImage, else the operator's own image."""
     text = (FIXTURES / "percona-server-mongodb-cr.yaml").read_text(encoding="utf-8")
@@ -426,6 +457,33 @@ def test_a_policy_placement_of_shape_advanced_affinity_writes_affinity_advanced(
         "antiAffinityTopologyKey": "kubernetes.io/hostname",
         "advanced": ARCH_IN_AMD64,
     }
+
+
+def test_a_policy_image_source_may_say_unless_as_the_catalogues_do() -> None:
+    """An image counted unless a condition holds (the catalogue's version service): said in
+    spec.podSpecs the same way."""
+    policy = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        "spec:\n  podSpecs:\n  - apiVersion: ps.percona.com/v1\n    kind: PerconaServerMySQL\n"
+        "    placements:\n    - path: /spec/mysql\n      shape: advanced-affinity\n"
+        "      images:\n      - [/spec/mysql/image]\n"
+        "      - {image: /spec/backup/image, unless: {/spec/backup/enabled: false}}\n",
+        "policy.yaml",
+    )
+    text = (
+        "apiVersion: ps.percona.com/v1\nkind: PerconaServerMySQL\nmetadata: {name: ps}\n"
+        "spec:\n  mysql: {image: registry.test/mysql:8.4}\n"
+        "  backup: {enabled: ENABLED, image: registry.test/xtrabackup-amd64:8.4}\n"
+    )
+    result = mutate_text(text.replace("ENABLED", "false"), policy, resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert document["spec"]["mysql"] == {
+        "image": "registry.test/mysql:8.4",
+        "tolerations": [ARM64_TOLERATION],
+    }
+    result = mutate_text(text.replace("ENABLED", "true"), policy, resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert document["spec"]["mysql"]["affinity"] == {"advanced": ARCH_IN_AMD64}
 
 
 def test_a_policy_placement_of_an_unknown_shape_is_refused_naming_the_shapes() -> None:

@@ -30,6 +30,22 @@ def _enabled(pointer: str) -> tuple[Condition, ...]:
     return ((_p(pointer), ("true",)),)
 
 
+_APPLY = _p("/spec/upgradeOptions/apply")
+#: With spec.upgradeOptions.apply other than disabled or never (compared lowercased; unset is
+#: disabled), the operator asks Percona's version service which images to run and writes them
+#: into the resource, on the first reconcile and by its schedule: the images the resource
+#: names are not those the pods run (pxc controller.go Reconcile, version.go
+#: versionUpgradeEnabled, ensurePXCVersion; psmdb psmdb_controller.go Reconcile, version.go
+#: versionUpgradeEnabled, ensureVersion).
+_VERSION_SERVICE = ImageSource(
+    (),
+    when=((_APPLY, ()),),
+    unless=((_APPLY, ("", "disabled", "Disabled", "DISABLED", "never", "Never", "NEVER")),),
+    operator_only="the images of Percona's version service (spec.upgradeOptions.apply is "
+    "neither disabled nor never)",
+)
+
+
 # -- Percona XtraDB Cluster --------------------------------------------------------------------
 
 _PXC = "percona/percona-xtradb-cluster-operator "
@@ -40,7 +56,9 @@ _PXC_AFFINITY_CITE = (
     'affinity.antiAffinityTopologyKey matching app.Labels(), none for "none"); '
     "pkg/apis/pxc/v1/pxc_types.go PodAffinity, reconcileAffinityOpts (the key "
     "kubernetes.io/hostname when unset or not one of affinityValidTopologyKeys); "
-    "pkg/naming/labels.go componentLabels (LabelsCluster and app.kubernetes.io/component)"
+    "pkg/naming/labels.go componentLabels (LabelsCluster and app.kubernetes.io/component); "
+    "pkg/controller/pxc/version.go versionUpgradeEnabled, ensurePXCVersion (the version "
+    "service's images replace spec's unless upgradeOptions.apply is disabled or never)"
 )
 #: The keys reconcileAffinityOpts keeps (affinityValidTopologyKeys); any other becomes
 #: DefaultAffinityTopologyKey.
@@ -85,6 +103,7 @@ def _pxc_component(
             *images,
             _PXC_PMM,
             optional_image(f"{path}/sidecars/*/image"),
+            _VERSION_SERVICE,
         ),
         shape="advanced-affinity",
         when=when,
@@ -131,7 +150,7 @@ _PXC_ENTRY = OperatorKind(
         ),
         Placement(
             _p("/spec/backup/storages/*"),
-            (image_at("/spec/backup/image"), _PXC_INIT),
+            (image_at("/spec/backup/image"), _PXC_INIT, _VERSION_SERVICE),
             when=((_p("/spec/backup"), ()),),
             cites=_PXC + "pkg/pxc/backup/job.go JobSpec (a backup Job's pod: Affinity, "
             "Tolerations, NodeSelector of spec.backup.storages[storageName]; Image: "
@@ -147,10 +166,9 @@ _PXC_ENTRY = OperatorKind(
     "spec.initContainer.image, spec.initImage, spec.logcollector.image, spec.pmm.image",
     adds="the init container (the operator's own image unless spec.initContainer.image); "
     "the required pod anti-affinity on antiAffinityTopologyKey when affinity.advanced is not "
-    "set (kept beside the constraint); with upgradeOptions.apply other than disabled or "
-    "never, the images of Percona's version service replace spec's (pkg/controller/pxc/"
-    "version.go ensurePXCVersion); the xtrabackup sidecar only under the operator's "
-    "XtrabackupSidecar feature gate (alpha, off)",
+    "set (kept beside the constraint); the images of Percona's version service when "
+    "spec.upgradeOptions.apply is neither disabled nor never; the xtrabackup sidecar only "
+    "under the operator's XtrabackupSidecar feature gate (alpha, off)",
 )
 
 
@@ -162,7 +180,9 @@ _PSMDB_AFFINITY_CITE = (
     "else a required pod anti-affinity on affinity.antiAffinityTopologyKey matching the pod's "
     'labels, none for "none"); pkg/apis/psmdb/v1/psmdb_defaults.go reconcileAffinityOpts '
     "(kubernetes.io/hostname when unset or not one of affinityValidTopologyKeys, crVersion "
-    "1.16.0 on); pkg/naming/labels.go ClusterLabels"
+    "1.16.0 on); pkg/naming/labels.go ClusterLabels; pkg/controller/perconaservermongodb/"
+    "version.go versionUpgradeEnabled, ensureVersion (the version service's images replace "
+    "spec's unless upgradeOptions.apply is disabled or never)"
 )
 _PSMDB_MEMBER_CITE = (
     "; pkg/psmdb/statefulset.go StatefulSpec (NodeSelector, Tolerations of the member's "
@@ -223,7 +243,13 @@ def _psmdb_member(
     """A replica set's StatefulSet (mongod, arbiter, non-voting or hidden members)."""
     return Placement(
         _p(path),
-        (image_at("/spec/image"), _PSMDB_INIT, *images, optional_image(f"{path}/sidecars/*/image")),
+        (
+            image_at("/spec/image"),
+            _PSMDB_INIT,
+            *images,
+            optional_image(f"{path}/sidecars/*/image"),
+            _VERSION_SERVICE,
+        ),
         shape="advanced-affinity",
         when=when,
         anti_affinity_by_key=AntiAffinityByKey(
@@ -298,6 +324,7 @@ _PSMDB_ENTRY = OperatorKind(
                 _PSMDB_INIT,
                 _PSMDB_PMM,
                 optional_image("/spec/sharding/mongos/sidecars/*/image"),
+                _VERSION_SERVICE,
             ),
             shape="advanced-affinity",
             when=_SHARDED,
@@ -323,8 +350,8 @@ _PSMDB_ENTRY = OperatorKind(
     "spec.image, spec.initImage, spec.backup.image, spec.pmm.image, spec.logcollector.image",
     adds="the mongo-init container (the operator's own image unless spec.initImage); the "
     "required pod anti-affinity on antiAffinityTopologyKey when affinity.advanced is not set "
-    "(kept beside the constraint); with upgradeOptions.apply other than disabled or never, "
-    "the images of Percona's version service replace spec's; the mongot (vector search) "
+    "(kept beside the constraint); the images of Percona's version service when "
+    "spec.upgradeOptions.apply is neither disabled nor never; the mongot (vector search) "
     "pods are not judged",
 )
 
