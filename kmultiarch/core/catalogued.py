@@ -62,7 +62,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("psmdb.percona.com", ("PerconaServerMongoDB",)),
         ("pxc.percona.com", ("PerconaXtraDBCluster",)),
         ("rabbitmq.com", ("RabbitmqCluster",)),
-        ("ray.io", ("RayCluster", "RayJob", "RayService")),
+        ("ray.io", ("RayCluster", "RayCronJob", "RayJob", "RayService")),
         (
             "redis.redis.opstreelabs.in",
             ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),

@@ -1,0 +1,63 @@
+"""The kinds the corpora warned of as unknown pod makers (issue 29, "no pod-making kind in
+silence"), from the operators' own samples (tests/fixtures/operators: each file names its
+repository, path and commit). Each used to get an ``unknown-pod-kind`` warning and nothing
+written."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+from support.operators import ARCH_IN_AMD64, resolve
+
+from kmultiarch.api import mutate_text
+from kmultiarch.engine import EngineResult
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
+
+
+def _run(text: str) -> tuple[list[dict[str, object]], EngineResult]:
+    result = mutate_text(text, resolve=resolve)
+    return list(yaml.safe_load_all(result.stream())), result
+
+
+def _fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def _with(document: dict[str, object], *paths: tuple[str | int, ...]) -> dict[str, object]:
+    """``document`` with the amd64 node affinity at each of ``paths`` (a pod spec's, or an
+    object's that the operator copies ``affinity`` from)."""
+    expected = copy.deepcopy(document)
+    for path in paths:
+        node: object = expected
+        for token in path:
+            assert isinstance(node, dict | list)
+            node = node[token]  # type: ignore[index]
+        assert isinstance(node, dict)
+        node["affinity"] = ARCH_IN_AMD64
+    return expected
+
+
+# -- KubeRay: RayCronJob (ray.io) --------------------------------------------------------------
+
+
+def test_a_ray_cronjob_sample_places_its_job_templates_head_and_workers() -> None:
+    """raycronjob_controller.go constructRayJob: each RayJob's spec is spec.jobTemplate, whose
+    rayClusterSpec's head and worker templates place the pods."""
+    text = _fixture("kuberay-raycronjob.yaml").replace(
+        "rayproject/ray:2.52.0", "registry.test/ray-amd64:2.52.0"
+    )
+    cronjob, config_map = yaml.safe_load_all(text)
+    output, result = _run(text)
+    cluster = ("spec", "jobTemplate", "rayClusterSpec")
+    assert output == [
+        _with(
+            cronjob,
+            (*cluster, "headGroupSpec", "template", "spec"),
+            (*cluster, "workerGroupSpecs", 0, "template", "spec"),
+        ),
+        config_map,
+    ]
+    assert not result.findings
