@@ -67,7 +67,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
             "redis.redis.opstreelabs.in",
             ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),
         ),
-        ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication")),
+        ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication", "SparkConnect")),
         ("tekton.dev", ("PipelineRun", "TaskRun")),
     )
     for kind in kinds

@@ -28,7 +28,6 @@ EXPECTED = {
     ("extensions.agents.x-k8s.io", "SandboxTemplate"): "agent-sandbox's pods from podTemplate",
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
     ("opentelemetry.io", "OpAMPBridge"): "the bridge's Deployment, running spec.image",
-    ("sparkoperator.k8s.io", "SparkConnect"): "a Spark Connect server and its executors",
 }
 
 FILES = [(name, path) for name in CORPORA for path in corpus_files(name)]

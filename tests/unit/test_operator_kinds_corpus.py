@@ -61,3 +61,41 @@ def test_a_ray_cronjob_sample_places_its_job_templates_head_and_workers() -> Non
         config_map,
     ]
     assert not result.findings
+
+
+# -- Spark operator: SparkConnect (sparkoperator.k8s.io) ---------------------------------------
+
+
+def test_a_spark_connect_sample_places_its_server_and_executor_templates() -> None:
+    """sparkconnect reconciler.go mutateServerPod: the server pod's spec is server.template's;
+    options.go executorPodTemplateOption: executor.template is the executors' pod template."""
+    text = _fixture("spark-connect.yaml").replace(
+        "docker.io/apache/spark:4.0.4", "registry.test/spark-amd64:4.0.4"
+    )
+    (connect,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    assert output == [
+        _with(
+            connect,
+            ("spec", "server", "template", "spec"),
+            ("spec", "executor", "template", "spec"),
+        )
+    ]
+    assert not result.findings
+
+
+def test_a_spark_connect_without_templates_gets_them_for_spec_image() -> None:
+    """Without templates, the operator's server container and Spark's executor container run
+    spec.image: the templates are created with the constraint (an empty container list is
+    filled in: mutateServerPod, Spark's selectSparkContainer)."""
+    (connect,), _ = _run(
+        "apiVersion: sparkoperator.k8s.io/v1alpha1\nkind: SparkConnect\nmetadata: {name: c}\n"
+        "spec:\n  sparkVersion: 4.0.4\n  image: registry.test/spark-amd64:4.0.4\n"
+        "  server: {}\n  executor: {instances: 1}\n"
+    )
+    spec = connect["spec"]
+    assert spec["server"] == {"template": {"spec": {"affinity": ARCH_IN_AMD64}}}  # type: ignore[index]
+    assert spec["executor"] == {  # type: ignore[index]
+        "instances": 1,
+        "template": {"spec": {"affinity": ARCH_IN_AMD64}},
+    }

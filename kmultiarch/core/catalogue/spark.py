@@ -1,6 +1,7 @@
 """Spark operator (kubeflow/spark-operator): driver and executor, each with its image or the
 application's, and the application's nodeSelector under their own; a ScheduledSparkApplication
-makes the same from its template."""
+makes the same from its template; a SparkConnect's server and executors, from their pod
+templates."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ def _spark(kind: str, spec: str, cites: str) -> OperatorKind:
     )
 
 
+_CONNECT = (
+    _SPARK + "api/v1alpha1/sparkconnect_types.go SparkConnectSpec (image; server, executor: "
+    "SparkPodSpec.Template, a PodTemplateSpec); internal/controller/sparkconnect/"
+)
+
+
 ENTRIES: tuple[OperatorKind, ...] = (
     _spark("SparkApplication", "/spec", _ROLE_CITE),
     _spark(
@@ -53,5 +60,37 @@ ENTRIES: tuple[OperatorKind, ...] = (
         "/spec/template",
         _ROLE_CITE + "; internal/controller/scheduledsparkapplication/controller.go "
         "createSparkApplication (a SparkApplication whose spec is spec.template)",
+    ),
+    # A SparkConnect: the server pod the operator creates from spec.server.template, and the
+    # executors Spark (the server, in client mode) creates from spec.executor.template. The main
+    # container of each runs its own image, else spec.image: spec.image is judged whenever set
+    # (a pointer cannot tell whether the main container names an image).
+    OperatorKind(
+        "sparkoperator.k8s.io",
+        "SparkConnect",
+        (
+            Placement(
+                _p("/spec/server/template/spec"),
+                (optional_image("/spec/image"),),
+                creates=2,
+                pod_spec=True,
+                cites=_CONNECT + "reconciler.go mutateServerPod (the pod's spec is "
+                "server.template.spec; its spark-kubernetes-driver container, else the first, "
+                "added when there is none, runs its image, else spec.image)",
+            ),
+            Placement(
+                _p("/spec/executor/template/spec"),
+                (optional_image("/spec/image"),),
+                creates=2,
+                pod_spec=True,
+                cites=_CONNECT + "options.go executorPodTemplateOption (spark.kubernetes."
+                "executor.podTemplateFile: executor.template), imageOption (the executor image: "
+                "the template's spark-kubernetes-executor container's, else the first's, else "
+                "spec.image); apache/spark resource-managers/kubernetes/core/src/main/scala/org/"
+                "apache/spark/deploy/k8s/KubernetesUtils.scala loadPodFromTemplate, "
+                "selectSparkContainer (the executor pods are built on the template's pod)",
+            ),
+        ),
+        cites="SparkConnect.spec.{server,executor}.template (PodTemplateSpecs), spec.image",
     ),
 )
