@@ -34,6 +34,7 @@ from kmultiarch.core.findings import (
     POLICY_DRIFT,
     UNKNOWN_POD_KIND,
     UNRESOLVED_IMAGE,
+    UNWRITABLE_CONSTRAINT,
     Finding,
     PodStatus,
     ResourceRef,
@@ -929,8 +930,11 @@ def _decide(
             target.affinity_defaults,
             target.spec,
         )
+        withheld = _withheld_finding(plan, target, shape, operations)
         plan = dataclass_replace(
-            plan, operations=tuple(materialized(operations, target.path, target.missing))
+            plan,
+            operations=tuple(materialized(operations, target.path, target.missing)),
+            findings=(*plan.findings, *withheld),
         )
     status: PodStatus = (
         plan.conflicts[0].rule  # type: ignore[assignment]
@@ -939,6 +943,48 @@ def _decide(
     )
     return _replace(
         pod, images=images, status=status, plan=plan, preferred=preferred, narrowed_by=narrowed_by
+    )
+
+
+def _withheld_finding(
+    plan: PodPlan, target: PodTarget, shape: str, written: Sequence[Operation]
+) -> tuple[Finding, ...]:
+    """An ``unwritable-constraint`` warning when a constraint the pods need goes into a field
+    the operator fills in itself (:attr:`PodTarget.withheld`): left out, it must be said."""
+    if not target.withheld:
+        return ()
+    wanted = in_shape(
+        plan.operations,
+        target.path,
+        shape,
+        target.read_only - target.withheld,
+        target.affinity_defaults,
+        target.spec,
+    )
+    # A toleration left out keeps pods off nodes they could run on; an affinity left out lets
+    # them onto nodes they cannot: that one is said.
+    dropped = {
+        operation.relative_to(target.path).path[0]
+        for operation in wanted
+        if operation not in written
+        and operation.is_under(target.path)
+        and operation.relative_to(target.path).path[:1]
+    }
+    withheld = sorted(dropped & {"affinity", "nodeAffinity"} & target.withheld)
+    if not withheld:
+        return ()
+    fields = ", ".join(str(field) for field in withheld)
+    where = target.field_path
+    return (
+        Finding(
+            UNWRITABLE_CONSTRAINT,
+            "warning",
+            f"its images run on {format_platforms(plan.supported)} only, but the operator gives "
+            f"these pods an {fields} of its own when {where} has none, and one written there "
+            f"would replace it: the constraint is not written. Give {where} an {fields} of its "
+            "own (kmultiarch then writes the constraint into it), or keep the pods off the "
+            "other architectures with taints",
+        ),
     )
 
 

@@ -80,6 +80,7 @@ POLICY_DRIFT = "policy-drift"
 SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
 UNKNOWN_POD_KIND = "unknown-pod-kind"
+UNWRITABLE_CONSTRAINT = "unwritable-constraint"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -194,6 +195,15 @@ RULES: dict[str, Rule] = {
             "that are not kmultiarch's)",
             "The run went on without it (a cache is an accelerator); the message says what to "
             "fix. Nothing was decided from an entry kmultiarch refused.",
+        ),
+        Rule(
+            UNWRITABLE_CONSTRAINT,
+            "UnwritableConstraint",
+            "An operator's pods need an architecture constraint that kmultiarch cannot write "
+            "where the operator reads it without dropping a rule of the operator's own",
+            "Give the placement the message names an affinity of its own (the constraint is then "
+            "written into it), or keep the pods off the other architectures with taints; until "
+            "then they may land where their images do not run.",
         ),
         Rule(
             INJECTED_SIDECAR,

@@ -61,6 +61,7 @@ __all__ = [
     "scheduling_view",
     "type_name",
     "walk",
+    "withheld_fields",
 ]
 
 #: JSON pointer tokens; ``*`` matches every list item or map value.
@@ -603,17 +604,28 @@ def effective_fields(
         merged, read_only = {}, frozenset()
     else:
         merged, read_only = _inherited(resource, inheritance, holder, blocked)
-    affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
-    if holder.get(affinity) is None and any(
-        holds(resource, condition) for condition in placement.default_affinity_when
-    ):
-        read_only |= {affinity}  # the operator's own affinity, which one created would replace
+    read_only |= withheld_fields(resource, placement, holder)
     labels = _node_labels_from(resource, placement)
     if not labels:
         return merged, read_only
     own = merged.get("nodeSelector", holder.get("nodeSelector"))
     merged["nodeSelector"] = {**labels, **(own if isinstance(own, Mapping) else {})}
     return merged, read_only | {"nodeSelector"}
+
+
+def withheld_fields(
+    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+) -> frozenset[str]:
+    """The fields kmultiarch may not create in a placement instance although its pods take
+    them from nowhere else: an affinity the operator gives pods whose template has none
+    (``default_affinity_when``), which one created would replace. A constraint they would
+    hold is not written, and said (``unwritable-constraint``)."""
+    affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
+    if holder.get(affinity) is None and any(
+        holds(resource, condition) for condition in placement.default_affinity_when
+    ):
+        return frozenset({affinity})
+    return frozenset()
 
 
 def _node_labels_from(resource: Mapping[str, object], placement: Placement) -> dict[str, str]:

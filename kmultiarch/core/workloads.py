@@ -29,6 +29,7 @@ from kmultiarch.core.operators import (
     scheduling_view,
     type_name,
     walk,
+    withheld_fields,
 )
 from kmultiarch.errors import format_field_path
 
@@ -157,6 +158,10 @@ class PodTarget:
     #: Fields of the mapping never written: its pods take them from a shared object, which its
     #: own placement writes (Rook's ``placement.all`` tolerations under ``placement.mon``).
     read_only: frozenset[str] = frozenset()
+    #: Of ``read_only``, the fields no shared object writes either: the operator fills them in
+    #: itself (:func:`kmultiarch.core.operators.withheld_fields`); a constraint they would hold
+    #: is not written, and said.
+    withheld: frozenset[str] = frozenset()
     #: Written beside the constraint when an ``affinity`` is created (the operator's default
     #: that any affinity of the template would replace: ECK's for Elasticsearch).
     affinity_defaults: Mapping[str, object] = field(default_factory=dict)
@@ -339,6 +344,8 @@ def _placement_targets(
                 labels=_labels(template),
                 malformed=tuple(malformed),
                 read_only=read_only,
+                withheld=withheld_fields(resource, placement, holder)
+                | _unwritten_shared(entry, placement, read_only),
                 affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
             )
 
@@ -349,6 +356,21 @@ _WRITTEN_FIELDS = {
     "node-affinity": frozenset({"tolerations", "nodeAffinity"}),
     "advanced-affinity": frozenset({"tolerations", "affinity"}),
 }
+
+
+def _unwritten_shared(
+    entry: OperatorKind, placement: Placement, read_only: frozenset[str]
+) -> frozenset[str]:
+    """The fields a placement takes from the object it is merged over that nothing writes
+    there: no placement of the kind is that object, or the object names the field otherwise
+    (Tigera's ``controlPlaneTolerations``)."""
+    inheritance = placement.inherits
+    if inheritance is None:
+        return frozenset()
+    inherited = read_only & {name for name, _ in inheritance.fields}
+    if not any(other.path == inheritance.path for other in entry.placements):
+        return inherited
+    return frozenset(name for name in inherited if inheritance.shared_name(name) != name)
 
 
 def _takes_all_from_shared(placement: Placement, read_only: frozenset[str]) -> bool:

@@ -12,7 +12,11 @@ import yaml
 from support.operators import ARCH_IN_AMD64, ARCH_IN_AMD64_TERM, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
+from kmultiarch.core.findings import (
+    IMAGE_CHOSEN_BY_OPERATOR,
+    SCHEDULING_CONFLICT,
+    UNWRITABLE_CONSTRAINT,
+)
 from kmultiarch.core.policy import Policy
 from kmultiarch.engine import EngineResult
 from kmultiarch.errors import PolicyError
@@ -155,8 +159,11 @@ def test_a_cell_with_a_zone_keeps_the_operators_zone_affinity() -> None:
     dashboard = cluster["spec"]["vitessDashboard"]  # type: ignore[index]
     assert "affinity" not in dashboard and "tolerations" not in dashboard
     assert _pool(cluster["spec"])["tolerations"] == [ARM64_TOLERATION]
-    # No warning of its own (the etcd's image is the operator's choice, as in the sample).
-    assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
+    # The dashboard's amd64-only vtctld needs the constraint it cannot be given: said (the
+    # etcd's image is the operator's choice, as in the sample).
+    rules = [f.rule for f in result.findings]
+    assert rules == [UNWRITABLE_CONSTRAINT, IMAGE_CHOSEN_BY_OPERATOR]
+    assert "spec.vitessDashboard" in result.findings[0].message
 
 
 def test_a_cells_own_etcd_keeps_its_zone_beside_the_constraint() -> None:
