@@ -52,7 +52,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("minio.min.io", ("Tenant",)),
         ("mongodbcommunity.mongodb.com", ("MongoDBCommunity",)),
         ("monitoring.coreos.com", ("Alertmanager", "Prometheus", "PrometheusAgent", "ThanosRuler")),
-        ("opentelemetry.io", ("OpenTelemetryCollector",)),
+        ("opentelemetry.io", ("OpAMPBridge", "OpenTelemetryCollector")),
         ("operator.tigera.io", ("Installation",)),
         ("packageregistry.k8s.elastic.co", ("PackageRegistry",)),
         ("pgv2.percona.com", ("PerconaPGCluster",)),

@@ -27,7 +27,6 @@ EXPECTED = {
     ("argoproj.io", "Experiment"): "a ReplicaSet per spec.templates[] entry",
     ("extensions.agents.x-k8s.io", "SandboxTemplate"): "agent-sandbox's pods from podTemplate",
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
-    ("opentelemetry.io", "OpAMPBridge"): "the bridge's Deployment, running spec.image",
 }
 
 FILES = [(name, path) for name in CORPORA for path in corpus_files(name)]

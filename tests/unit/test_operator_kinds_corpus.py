@@ -12,6 +12,7 @@ import yaml
 from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR
 from kmultiarch.engine import EngineResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
@@ -99,3 +100,27 @@ def test_a_spark_connect_without_templates_gets_them_for_spec_image() -> None:
         "instances": 1,
         "template": {"spec": {"affinity": ARCH_IN_AMD64}},
     }
+
+
+# -- OpenTelemetry operator: OpAMPBridge (opentelemetry.io) ------------------------------------
+
+
+def test_an_opamp_bridge_sample_is_placed_by_its_spec_on_spec_image() -> None:
+    """opampbridge deployment.go Deployment: the pod's affinity, tolerations and nodeSelector
+    are spec's; container.go Container: its one container runs spec.image."""
+    text = _fixture("opentelemetry-opampbridge.yaml").replace(
+        "spec:\n", "spec:\n  image: registry.test/opamp-bridge-amd64:0.1\n", 1
+    )
+    (bridge,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    assert output == [_with(bridge, ("spec",))]
+    assert not result.findings
+
+
+def test_an_opamp_bridge_sample_without_an_image_runs_the_operators_choice() -> None:
+    """container.go Container: without spec.image, the operator's
+    --operator-opamp-bridge-image: said, nothing written."""
+    text = _fixture("opentelemetry-opampbridge.yaml")
+    output, result = _run(text)
+    assert output == list(yaml.safe_load_all(text))
+    assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]

@@ -1,5 +1,5 @@
 """OpenTelemetry operator (open-telemetry/opentelemetry-operator): the collector's pods and
-its target allocator's."""
+its target allocator's; an OpAMPBridge's Deployment."""
 
 from __future__ import annotations
 
@@ -45,5 +45,22 @@ ENTRIES: tuple[OperatorKind, ...] = (
         cites="OpenTelemetryCollector.spec.{affinity,tolerations,nodeSelector,image,"
         "initContainers,additionalContainers,mode}, spec.targetAllocator",
         adds="the collector image of the operator's version when spec.image is not set",
+    ),
+    # An OpAMPBridge: one Deployment, placed by its spec, running spec.image.
+    OperatorKind(
+        "opentelemetry.io",
+        "OpAMPBridge",
+        (
+            Placement(
+                _p("/spec"),
+                (image_at("/spec/image"),),
+                cites="open-telemetry/opentelemetry-operator internal/manifests/opampbridge/"
+                "deployment.go Deployment (Tolerations, NodeSelector, Affinity: spec's; one "
+                "container), container.go Container (spec.image, else the operator's "
+                "--operator-opamp-bridge-image: internal/config/cli.go)",
+            ),
+        ),
+        cites="OpAMPBridge.spec.{affinity,tolerations,nodeSelector,image}",
+        adds="the operator's --operator-opamp-bridge-image when spec.image is not set",
     ),
 )
