@@ -25,7 +25,10 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("acid.zalan.do", ("postgresql",)),
         ("agent.k8s.elastic.co", ("Agent",)),
         ("apm.k8s.elastic.co", ("ApmServer",)),
-        ("argoproj.io", ("EventSource", "Sensor")),
+        (
+            "argoproj.io",
+            ("AnalysisTemplate", "ClusterAnalysisTemplate", "EventSource", "Experiment", "Sensor"),
+        ),
         ("batch.volcano.sh", ("CronJob", "Job")),
         ("beat.k8s.elastic.co", ("Beat",)),
         ("ceph.rook.io", ("CephCluster",)),

@@ -22,9 +22,6 @@ from kmultiarch.io.config import parse_policy_text
 
 #: The corpora's kinds that are warned: (API group, kind) -> the pods its operator makes.
 EXPECTED = {
-    ("argoproj.io", "AnalysisTemplate"): "the Jobs of job metrics (AnalysisRuns of Rollouts)",
-    ("argoproj.io", "ClusterAnalysisTemplate"): "the Jobs of job metrics, cluster-wide",
-    ("argoproj.io", "Experiment"): "a ReplicaSet per spec.templates[] entry",
     ("extensions.agents.x-k8s.io", "SandboxTemplate"): "agent-sandbox's pods from podTemplate",
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
 }

@@ -9,7 +9,7 @@ import copy
 from pathlib import Path
 
 import yaml
-from support.operators import ARCH_IN_AMD64, resolve
+from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR
@@ -124,3 +124,45 @@ def test_an_opamp_bridge_sample_without_an_image_runs_the_operators_choice() -> 
     output, result = _run(text)
     assert output == list(yaml.safe_load_all(text))
     assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
+
+
+# -- Argo Rollouts: Experiment, AnalysisTemplate, ClusterAnalysisTemplate (argoproj.io) --------
+
+
+def test_an_argo_experiment_sample_places_each_templates_replica_set() -> None:
+    """experiments/replicaset.go newReplicaSetFromTemplate: a ReplicaSet per spec.templates[]
+    item, its pod template a copy of the item's."""
+    text = _fixture("argo-rollouts-experiment-with-analysis.yaml").replace(
+        "argoproj/rollouts-demo:purple", "registry.test/rollouts-demo-amd64:purple"
+    )
+    (experiment,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    expected = _with(experiment, ("spec", "templates", 0, "template", "spec"))
+    orange = expected["spec"]["templates"][1]["template"]["spec"]  # type: ignore[index]
+    orange["tolerations"] = [ARM64_TOLERATION]  # its image runs on arm64 too
+    assert output == [expected]
+    assert not result.findings
+
+
+def test_argo_analysis_template_samples_place_their_job_metrics_pods() -> None:
+    """metricproviders/job/job.go newMetricJob: a job metric's Job spec is
+    spec.metrics[].provider.job.spec as it is."""
+    text = _fixture("argo-rollouts-analysis-templates.yaml").replace(
+        "alpine:3.8", "registry.test/alpine-amd64:3.8"
+    )
+    templates = list(yaml.safe_load_all(text))
+    output, result = _run(text)
+    pod = ("spec", "metrics", 0, "provider", "job", "spec", "template", "spec")
+    assert output == [_with(template, pod) for template in templates]
+    assert not result.findings
+
+
+def test_an_argo_cluster_analysis_template_sample_places_its_job_metrics_pods() -> None:
+    text = _fixture("argo-rollouts-cluster-analysis-templates.yaml").replace(
+        "alpine:3.8", "registry.test/alpine-amd64:3.8"
+    )
+    (template,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    pod = ("spec", "metrics", 0, "provider", "job", "spec", "template", "spec")
+    assert output == [_with(template, pod)]
+    assert not result.findings

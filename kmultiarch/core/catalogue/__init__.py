@@ -18,6 +18,7 @@ from __future__ import annotations
 from kmultiarch.core.catalogue import (
     altinity,
     argo_events,
+    argo_rollouts,
     cloudnativepg,
     crossplane,
     eck,
@@ -74,6 +75,7 @@ _MODULES = (
     rabbitmq,
     jobset,
     argo_events,
+    argo_rollouts,
     kubevirt,
     vitess,
     tigera,
