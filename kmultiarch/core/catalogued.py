@@ -24,6 +24,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
     for group, kinds in (
         ("acid.zalan.do", ("postgresql",)),
         ("agent.k8s.elastic.co", ("Agent",)),
+        ("agents.x-k8s.io", ("Sandbox",)),
         ("apm.k8s.elastic.co", ("ApmServer",)),
         (
             "argoproj.io",
@@ -36,6 +37,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("clickhouse.altinity.com", ("ClickHouseInstallation",)),
         ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
         ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
+        ("extensions.agents.x-k8s.io", ("SandboxTemplate",)),
         ("flink.apache.org", ("FlinkDeployment",)),
         ("flow.volcano.sh", ("JobTemplate",)),
         ("jaegertracing.io", ("Jaeger",)),

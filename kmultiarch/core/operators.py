@@ -266,6 +266,12 @@ class Placement:
     #: (it would replace the operator's); one it has is written as usual, and the pods are
     #: judged all the same (a conflict is found, tolerations are written).
     default_affinity_when: tuple[Condition, ...] = ()
+    #: The operator adds required node selector terms of its own to the pods' node affinity
+    #: while any of these conditions holds (Altinity's pod template ``zone``: a term appended,
+    #: so ORed with the placement's): no arch term written here would hold for them, so no
+    #: affinity is written (tolerations are), and pods that need one are warned about. A ``*``
+    #: a condition shares with the placement's path is the item being placed.
+    added_terms_when: tuple[Condition, ...] = ()
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -588,6 +594,7 @@ def effective_fields(
     placement: Placement,
     holder: Mapping[str, object],
     blocked: Collection[str] = (),
+    holder_path: ConcretePath = (),
 ) -> tuple[dict[str, object], frozenset[str]]:
     """What the pods of a placement instance take from the object it is merged over: (the
     merged value of each field that differs from the placement's own, the fields the placement
@@ -604,7 +611,7 @@ def effective_fields(
         merged, read_only = {}, frozenset()
     else:
         merged, read_only = _inherited(resource, inheritance, holder, blocked)
-    read_only |= withheld_fields(resource, placement, holder)
+    read_only |= withheld_fields(resource, placement, holder, holder_path)
     labels = _node_labels_from(resource, placement)
     if not labels:
         return merged, read_only
@@ -614,13 +621,23 @@ def effective_fields(
 
 
 def withheld_fields(
-    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder: Mapping[str, object],
+    holder_path: ConcretePath = (),
 ) -> frozenset[str]:
-    """The fields kmultiarch may not create in a placement instance although its pods take
-    them from nowhere else: an affinity the operator gives pods whose template has none
-    (``default_affinity_when``), which one created would replace. A constraint they would
-    hold is not written, and said (``unwritable-constraint``)."""
+    """The fields kmultiarch may not write in a placement instance (at ``holder_path``)
+    although its pods take them from nowhere else: an affinity the operator gives pods whose
+    template has none (``default_affinity_when``), which one created would replace; any
+    affinity while the operator adds node selector terms of its own (``added_terms_when``),
+    which an arch term written here would not hold for. A constraint they would hold is not
+    written, and said (``unwritable-constraint``)."""
     affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
+    if any(
+        holds(resource, (_bound(pointer, placement.path, holder_path), values))
+        for pointer, values in placement.added_terms_when
+    ):
+        return frozenset({affinity})
     if holder.get(affinity) is None and any(
         holds(resource, condition) for condition in placement.default_affinity_when
     ):

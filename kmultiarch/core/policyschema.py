@@ -620,6 +620,7 @@ def _placement(value: object, where: Where) -> Placement:
             "nodeSelectorFrom",
             "injectedBy",
             "defaultAffinityWhen",
+            "addedTermsWhen",
         },
         where,
     )
@@ -656,6 +657,7 @@ def _placement(value: object, where: Where) -> Placement:
         default_affinity_when=_conditions_of(
             value.get("defaultAffinityWhen"), where / "defaultAffinityWhen"
         ),
+        added_terms_when=_conditions_of(value.get("addedTermsWhen"), where / "addedTermsWhen"),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):

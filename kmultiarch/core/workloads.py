@@ -322,7 +322,11 @@ def _placement_targets(
                 )
             shared = placement.inherits.path if placement.inherits is not None else None
             inherited, read_only = effective_fields(
-                resource, placement, holder, blocked.get(shared, ()) if shared else ()
+                resource,
+                placement,
+                holder,
+                blocked.get(shared, ()) if shared else (),
+                holder_path,
             )
             # A shared object that placements merged over by position set a field of: not
             # written there (their own items would meet what is appended), but into each.
@@ -344,7 +348,7 @@ def _placement_targets(
                 labels=_labels(template),
                 malformed=tuple(malformed),
                 read_only=read_only,
-                withheld=withheld_fields(resource, placement, holder)
+                withheld=withheld_fields(resource, placement, holder, holder_path)
                 | _unwritten_shared(entry, placement, read_only),
                 affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
             )

@@ -22,7 +22,6 @@ from kmultiarch.io.config import parse_policy_text
 
 #: The corpora's kinds that are warned: (API group, kind) -> the pods its operator makes.
 EXPECTED = {
-    ("extensions.agents.x-k8s.io", "SandboxTemplate"): "agent-sandbox's pods from podTemplate",
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
 }
 

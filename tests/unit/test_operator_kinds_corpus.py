@@ -166,3 +166,28 @@ def test_an_argo_cluster_analysis_template_sample_places_its_job_metrics_pods() 
     pod = ("spec", "metrics", 0, "provider", "job", "spec", "template", "spec")
     assert output == [_with(template, pod)]
     assert not result.findings
+
+
+# -- Agent Sandbox: Sandbox (agents.x-k8s.io), SandboxTemplate (extensions.agents.x-k8s.io) ----
+
+
+def test_an_agent_sandbox_template_sample_places_its_sandboxes_pods() -> None:
+    """sandboxclaim_controller.go: a Sandbox's blueprint is a copy of the template's;
+    sandbox_controller.go reconcilePod: its pod's spec is spec.podTemplate.spec."""
+    text = _fixture("agent-sandbox-template.yaml").replace(
+        "nginx:alpine", "registry.test/nginx-amd64:alpine"
+    )
+    (template,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    assert output == [_with(template, ("spec", "podTemplate", "spec"))]
+    assert not result.findings
+
+
+def test_an_agent_sandbox_sample_places_its_pod() -> None:
+    text = _fixture("agent-sandbox-aio.yaml").replace(
+        "ghcr.io/agent-infra/sandbox:1.0.0.152", "registry.test/sandbox-amd64:1.0.0.152"
+    )
+    (sandbox,) = yaml.safe_load_all(text)
+    output, result = _run(text)
+    assert output == [_with(sandbox, ("spec", "podTemplate", "spec"))]
+    assert not result.findings

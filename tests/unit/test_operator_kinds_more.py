@@ -10,7 +10,11 @@ import yaml
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
+from kmultiarch.core.findings import (
+    IMAGE_CHOSEN_BY_OPERATOR,
+    SCHEDULING_CONFLICT,
+    UNWRITABLE_CONSTRAINT,
+)
 from kmultiarch.engine import EngineResult
 from kmultiarch.io.config import parse_policy_text
 
@@ -124,17 +128,30 @@ def test_a_clickhouse_pod_template_without_its_container_runs_the_default_image(
     assert {str(r) for r in result.resolutions} == {"docker.io/clickhouse/clickhouse-server:latest"}
 
 
-def test_a_clickhouse_pod_template_with_a_zone_gets_no_constraint() -> None:
+def test_a_clickhouse_pod_template_with_a_zone_gets_no_affinity_and_a_warning() -> None:
     """pod.go NormalizePodTemplate: zone.values add a node selector term ORed with the
-    template's own; an arch term written there would not hold."""
+    template's own; an arch term written there would not hold. It used to pass in silence;
+    now the template is judged (a multi-arch one gets its toleration) and an amd64-only one
+    is an unwritable-constraint warning naming the template."""
     text = (
         "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\n"
         "metadata: {name: c}\nspec:\n  templates:\n    podTemplates:\n    - name: p\n"
         "      zone: {values: [us-east-1a]}\n      spec:\n        containers:\n"
         "        - {name: clickhouse, image: registry.test/clickhouse-amd64:24.8}\n"
+        "    - name: q\n      spec:\n        containers:\n"
+        "        - {name: clickhouse, image: registry.test/clickhouse-amd64:24.8}\n"
     )
-    (chi,), _ = _run(text)
-    assert chi == yaml.safe_load(text)
+    (chi,), result = _run(text)
+    zoned, plain = chi["spec"]["templates"]["podTemplates"]  # type: ignore[index]
+    assert zoned == yaml.safe_load(text)["spec"]["templates"]["podTemplates"][0]
+    assert plain["spec"]["affinity"] == ARCH_IN_AMD64  # the zone is the template's own
+    (finding,) = result.findings
+    assert finding.rule == UNWRITABLE_CONSTRAINT
+    assert "spec.templates.podTemplates[0].spec" in finding.message
+    (chi,), result = _run(text.replace("clickhouse-amd64", "clickhouse"))
+    zoned = chi["spec"]["templates"]["podTemplates"][0]  # type: ignore[index]
+    assert zoned["spec"]["tolerations"] == [ARM64_TOLERATION]
+    assert result.findings == []
 
 
 def test_a_clickhouse_keeper_samples_template_keeps_its_anti_affinity() -> None:

@@ -37,6 +37,12 @@ def _placed_by(placement: Placement) -> str:
         notes.append("when " + _condition_text(placement.when))
     if placement.unless:
         notes.append("unless " + _condition_text(placement.unless))
+    if placement.shape == "advanced-affinity":
+        notes.append("affinity in affinity.advanced")
+    if placement.default_affinity_when:
+        notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
+    if placement.added_terms_when:
+        notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
     if notes:
         text += f" ({'; '.join(notes)})"
     if placement.creates and placement.judged_only_when_missing:

@@ -85,3 +85,27 @@ def test_a_field_taken_from_an_object_nothing_writes_is_said_not_dropped() -> No
     assert store["spec"]["worker"] == {"replicas": 1}
     (finding,) = [f for f in result.findings if f.rule == UNWRITABLE_CONSTRAINT]
     assert "spec.worker" in finding.message
+
+
+def test_a_policy_says_the_operator_adds_terms_of_its_own() -> None:
+    """addedTermsWhen: while it holds (per item), no affinity is written, and a pod that needs
+    one is warned about; the catalogue's ClickHouse zone rule in the policy's words."""
+    policy = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
+        "spec:\n  podSpecs:\n  - apiVersion: example.com/v1\n    kind: Store\n"
+        "    placements:\n    - path: /spec/pools/*\n"
+        "      addedTermsWhen: {/spec/pools/*/zone: null}\n"
+        "      images: [/spec/image]\n",
+        "policy.yaml",
+    )
+    text = (
+        "apiVersion: example.com/v1\nkind: Store\nmetadata: {name: s}\nspec:\n"
+        "  image: registry.test/store-amd64:1\n  pools:\n  - {name: a, zone: z1}\n  - {name: b}\n"
+    )
+    result = mutate_text(text, policy, resolve=resolve)
+    (store,) = yaml.safe_load_all(result.stream())
+    zoned, plain = store["spec"]["pools"]
+    assert zoned == {"name": "a", "zone": "z1"}
+    assert plain == {"name": "b", "affinity": ARCH_IN_AMD64}
+    (finding,) = result.findings
+    assert finding.rule == UNWRITABLE_CONSTRAINT and "spec.pools[0]" in finding.message

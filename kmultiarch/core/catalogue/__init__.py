@@ -16,6 +16,7 @@ and its kinds in ``CATALOGUE_KINDS``.
 from __future__ import annotations
 
 from kmultiarch.core.catalogue import (
+    agent_sandbox,
     altinity,
     argo_events,
     argo_rollouts,
@@ -76,6 +77,7 @@ _MODULES = (
     jobset,
     argo_events,
     argo_rollouts,
+    agent_sandbox,
     kubevirt,
     vitess,
     tigera,

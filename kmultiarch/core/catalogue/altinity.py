@@ -24,9 +24,10 @@ def _altinity(group: str, kind: str, default_image: str, model: str) -> Operator
                 (ImageSource((_p(f"{path}/containers/*/image"),), templates=(default_image,)),),
                 pod_spec=True,
                 # A template's zone (zone.values) adds a node selector term the operator
-                # appends to the template's own (an OR): a constraint written in the template
-                # would not hold for it.
-                unless=((_p("/spec/templates/podTemplates/*/zone/values/*"), ()),),
+                # appends to the template's own (an OR): an arch term written in the template
+                # would not hold for it, so none is written (tolerations are), and pods that
+                # need one are warned about.
+                added_terms_when=((_p("/spec/templates/podTemplates/*/zone/values/*"), ()),),
                 cites=_ALTINITY + "pkg/apis/clickhouse.altinity.com/v1/type_templates.go "
                 "PodTemplate.Spec (a core PodSpec); pkg/model/common/normalizer/templates/"
                 "pod.go NormalizePodTemplate (Spec.Affinity = affinity.Merge(the template's, "
