@@ -21,6 +21,11 @@ from kmultiarch.errors import ManifestStreamError
 from kmultiarch.io.config import parse_policy_text
 
 #: The corpora's kinds that are warned: (API group, kind) -> the pods its operator makes.
+#: ClusterPolicy stays warned: its DaemonSets' pods have no affinity or nodeSelector field in
+#: it, and spec.daemonsets.tolerations, when set, replaces every DaemonSet's own tolerations
+#: (NVIDIA/gpu-operator controllers/object_controls.go applyCommonDaemonsetConfig), so none
+#: could be created; which DaemonSets run follows per-component and per-node rules, and the
+#: driver's image tag is suffixed with each node's OS.
 EXPECTED = {
     ("nvidia.com", "ClusterPolicy"): "the GPU operator's DaemonSets (driver, toolkit, plugins)",
 }
