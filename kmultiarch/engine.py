@@ -49,7 +49,7 @@ from kmultiarch.core.operators import (
     materialized,
     scheduling_view,
 )
-from kmultiarch.core.patch import Operation
+from kmultiarch.core.patch import Operation, joined
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
@@ -464,7 +464,7 @@ def run_documents(
         outcomes[pod.source][pod.document_index].repins.extend(_repins(decided))
         if decided.plan is not None and decided.status == "needs-change":
             outcome = outcomes[pod.source][pod.document_index]
-            outcome.operations.extend(decided.plan.operations)
+            outcome.operations[:] = joined(outcome.operations, decided.plan.operations)
             placement = pod.target.placement
             if policy.scheduling.annotate and (placement is None or placement.pod_spec):
                 # A pod template's metadata holds the annotation; an operator's own shape has

@@ -145,3 +145,50 @@ def deep_copy(value: object) -> object:
     if isinstance(value, list):
         return [deep_copy(item) for item in value]
     return value
+
+
+def joined(
+    earlier: Sequence[PatchOperation], later: Sequence[PatchOperation]
+) -> list[PatchOperation]:
+    """``earlier`` then ``later``, where an ``add`` of ``later`` putting an object at a key an
+    ``add`` of ``earlier`` created is merged into it instead of replacing it: two placements
+    creating the same missing parent (a ``spec`` holding both of their templates) each keep
+    what they add. Items appended to a list (``-``) stay items of their own."""
+    result = list(earlier)
+    for operation in later:
+        last = operation.path[-1] if operation.path else None
+        if (
+            operation.op == "add"
+            and isinstance(operation.value, Mapping)
+            and isinstance(last, str)
+            and last != "-"  # an item appended to a list is an item of its own
+        ):
+            created = next(
+                (
+                    (position, known.value)
+                    for position, known in enumerate(result[: len(earlier)])
+                    if known.op == "add"
+                    and known.path == operation.path
+                    and isinstance(known.value, Mapping)
+                ),
+                None,
+            )
+            if created is not None:
+                position, value = created
+                result[position] = PatchOperation(
+                    "add", operation.path, _merged(value, operation.value)
+                )
+                continue
+        result.append(operation)
+    return result
+
+
+def _merged(base: Mapping[str, object], extra: Mapping[str, object]) -> dict[str, object]:
+    merged = {key: deep_copy(value) for key, value in base.items()}
+    for key, value in extra.items():
+        known = merged.get(key)
+        if isinstance(known, Mapping) and isinstance(value, Mapping):
+            merged[key] = _merged(known, value)
+        else:
+            merged[key] = deep_copy(value)
+    return merged
