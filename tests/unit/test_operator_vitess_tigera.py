@@ -241,8 +241,7 @@ def _installation(spec: str) -> str:
 def test_the_tigera_sample_runs_images_the_operator_chooses() -> None:
     """components.CombinedCalicoImage, GetReference: the images come from the operator's
     release (registry, imagePath, variant), not the resource: Typha and kube-controllers each
-    warned, nothing written. (The sample has no spec: the overrides are created under an
-    existing one.)"""
+    warned, nothing written."""
     text = _installation("  variant: Calico\n")
     installation, result = _run(text)
     assert installation == yaml.safe_load(text)
@@ -349,3 +348,16 @@ def test_a_policys_inherits_names_must_name_a_merged_field() -> None:
             "      inherits: {path: /spec, fields: {nodeSelector: merge-by-key},"
             " names: {tolerations: sharedTolerations}}\n"
         )
+
+
+def test_an_installation_without_a_spec_gets_both_overrides() -> None:
+    """The sample as published has no spec (the operator's defaults): both control-plane
+    overrides are created under one new spec; the second used to replace the first, so the
+    placements were limited to an existing spec and the sample was not judged."""
+    installation, result = _run(TIGERA, _calico(_CALICO_AMD64))
+    spec = installation["spec"]
+    controllers = spec["calicoKubeControllersDeployment"]["spec"]["template"]["spec"]  # type: ignore[index]
+    assert controllers == {"affinity": ARCH_IN_AMD64}
+    typha = spec["typhaDeployment"]["spec"]["template"]["spec"]  # type: ignore[index]
+    assert typha["affinity"]["nodeAffinity"] == ARCH_IN_AMD64["nodeAffinity"]
+    assert result.findings == []

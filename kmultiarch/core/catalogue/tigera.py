@@ -75,7 +75,8 @@ def _override(override: str, fields: tuple[tuple[str, Merge], ...], cites: str) 
     return Placement(
         _p(f"/spec/{override}/spec/template/spec"),
         (_CALICO_IMAGE,),
-        creates=4,
+        # An Installation may have no spec at all (the operator's defaults): created too.
+        creates=5,
         inherits=Inheritance(
             _p("/spec"),
             fields,
