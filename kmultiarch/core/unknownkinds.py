@@ -106,7 +106,15 @@ NOT_POD_MAKERS: Mapping[tuple[str, str], str] = {
 }
 
 #: What a key of the resource is to the scan.
-FieldKind = Literal["pod-spec", "image", "affinity", "nodeAffinity", "tolerations", "nodeSelector"]
+FieldKind = Literal[
+    "pod-spec",
+    "image",
+    "affinity",
+    "advanced-affinity",
+    "nodeAffinity",
+    "tolerations",
+    "nodeSelector",
+]
 SCHEDULING_KEYS = ("affinity", "nodeAffinity", "tolerations", "nodeSelector")
 _AFFINITY_KEYS = frozenset({"nodeAffinity", "podAffinity", "podAntiAffinity"})
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
@@ -226,6 +234,10 @@ def _field_kind(key: str, value: object) -> FieldKind | None:
         return "image" if isinstance(value, str) and _is_image(value) else None
     if key == "affinity" and isinstance(value, Mapping) and set(value) <= _AFFINITY_KEYS:
         return "affinity"
+    # Percona's affinity: an object of the operator's whose `advanced` is the pods' Affinity.
+    advanced = value.get("advanced") if key == "affinity" and isinstance(value, Mapping) else None
+    if isinstance(advanced, Mapping) and set(advanced) <= _AFFINITY_KEYS:
+        return "advanced-affinity"
     # Met only outside a core Affinity (one is not scanned inside): a bare nodeAffinity, as in
     # Rook's placements or CloudNativePG's spec.affinity.
     if key == "nodeAffinity" and isinstance(value, Mapping):
@@ -363,6 +375,15 @@ def _schema_field_kind(key: str, schema: Mapping[str, object]) -> FieldKind | No
         return "image" if schema.get("type") == "string" else None
     if key == "affinity" and schema.get("type") == "object" and names and names <= _AFFINITY_KEYS:
         return "affinity"
+    advanced = properties.get("advanced") if isinstance(properties, Mapping) else None
+    advanced_properties = advanced.get("properties") if isinstance(advanced, Mapping) else None
+    if (
+        key == "affinity"
+        and isinstance(advanced_properties, Mapping)
+        and advanced_properties
+        and set(advanced_properties) <= _AFFINITY_KEYS
+    ):
+        return "advanced-affinity"
     if key == "nodeAffinity" and schema.get("type") == "object":
         return "nodeAffinity"
     if key == "tolerations" and schema.get("type") == "array":
@@ -489,6 +510,8 @@ def suggested_entry(
                 holder["bare"] = True
             elif found.kind == "affinity":
                 holder["affinity"] = True
+            elif found.kind == "advanced-affinity":
+                holder["advanced"] = True
     guessed = not placements
     if guessed:
         placements.update((path, {}) for path in _guessed_placements(images))
@@ -504,7 +527,9 @@ def suggested_entry(
         # An object named affinity that holds tolerations or a nodeSelector is no core Affinity
         # (CloudNativePG's spec.affinity): its nodeAffinity is bare.
         bare = traits.get("bare") or path[-1:] == ("affinity",)
-        if bare and not traits.get("affinity") and not traits.get("podSpec"):
+        if traits.get("advanced") and not traits.get("podSpec"):
+            placement["shape"] = "advanced-affinity"
+        elif bare and not traits.get("affinity") and not traits.get("podSpec"):
             placement["shape"] = "node-affinity"
         entries.append(placement)
     return {"apiVersion": api_version, "kind": kind, "placements": entries}, guessed

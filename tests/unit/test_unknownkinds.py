@@ -448,3 +448,82 @@ def test_exclusions_silence_it(spec: str) -> None:
     )
     result = mutate_text(skipped, resolve=_resolve)
     assert not [f for f in result.findings if f.rule == UNKNOWN_POD_KIND]
+
+
+#: After percona/percona-server-mysql-operator deploy/cr.yaml (a kind the catalogue lacks): a
+#: component's affinity is the operator's object, whose `advanced` is the pods' Affinity.
+PERCONA_SERVER_MYSQL = """\
+apiVersion: ps.percona.com/v1alpha1
+kind: PerconaServerMySQL
+metadata: {name: ps-cluster1}
+spec:
+  mysql:
+    image: registry.test/percona-server-amd64:8.0
+    affinity:
+      antiAffinityTopologyKey: kubernetes.io/hostname
+      advanced:
+        podAntiAffinity: {}
+    tolerations:
+    - {key: node.alpha.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}
+"""
+
+
+def test_an_affinity_whose_advanced_is_the_pods_is_suggested_in_its_shape() -> None:
+    """Before, `advanced`'s inside was read as a bare placement of its own, which would have
+    had tolerations written into an Affinity."""
+    found = unknown_pod_kind(_resource(PERCONA_SERVER_MYSQL))
+    assert found is not None
+    assert [(f.path, f.kind) for f in found.fields] == [
+        (("spec", "mysql", "image"), "image"),
+        (("spec", "mysql", "affinity"), "advanced-affinity"),
+        (("spec", "mysql", "tolerations"), "tolerations"),
+    ]
+    (placement,) = found.entry["placements"]  # type: ignore[index]
+    assert placement == {
+        "path": "/spec/mysql",
+        "images": ["/spec/mysql/image"],
+        "shape": "advanced-affinity",
+    }
+    policy = parse_policy_text(
+        "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: t}\n"
+        "spec:\n  podSpecs:\n"
+        + "".join(f"  {line}\n" for line in entry_yaml(found.entry).splitlines()),
+        "policy.yaml",
+    )
+    (changed,) = yaml.safe_load_all(
+        mutate_text(PERCONA_SERVER_MYSQL, policy, resolve=_resolve).stream()
+    )
+    advanced = changed["spec"]["mysql"]["affinity"]["advanced"]
+    assert advanced["podAntiAffinity"] == {}
+    assert advanced["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ][0]["matchExpressions"][0]["values"] == ["amd64"]
+
+
+def test_a_crd_schema_with_an_advanced_affinity_is_read_in_that_shape() -> None:
+    affinity = {
+        "type": "object",
+        "properties": {
+            "antiAffinityTopologyKey": {"type": "string"},
+            "advanced": {
+                "type": "object",
+                "properties": {"nodeAffinity": {"type": "object"}},
+            },
+        },
+    }
+    fields = schema_fields(
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "mysql": {"type": "object", "properties": {"affinity": affinity}}
+                    },
+                }
+            },
+        }
+    )
+    assert [(f.path, f.kind) for f in fields] == [
+        (("spec", "mysql", "affinity"), "advanced-affinity")
+    ]
