@@ -339,3 +339,43 @@ def test_a_kafka_connect_without_a_build_runs_its_image_and_has_no_build_pod() -
     (connect,), result = _run(text)
     assert connect["spec"]["template"] == {"pod": {"tolerations": [ARM64_TOLERATION]}}  # type: ignore[index]
     assert result.findings == []
+
+
+# -- KubeRay: a RayJob's submitter pod ----------------------------------------------------------
+
+#: After ray-project/kuberay ray-operator/config/samples/ray-job.custom-head-svc.yaml's shape:
+#: a RayJob whose submitter pod template is its own.
+_RAY_JOB = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rayjob-sample}
+spec:
+  entrypoint: python /home/ray/samples/sample_code.py
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-head, image: registry.test/ray:2.41}]
+  submitterPodTemplate:
+    spec:
+      restartPolicy: Never
+      containers: [{name: my-submitter, image: registry.test/submitter-amd64:1}]
+"""
+
+
+def test_a_ray_jobs_own_submitter_pod_template_is_placed() -> None:
+    """rayjob_controller.go getSubmitterTemplate: the submitter Job's pod is
+    spec.submitterPodTemplate (K8sJobMode, the default); it was not judged at all."""
+    (job,), result = _run(_RAY_JOB)
+    submitter = job["spec"]["submitterPodTemplate"]["spec"]  # type: ignore[index]
+    assert submitter["affinity"] == ARCH_IN_AMD64
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]  # type: ignore[index]
+    assert head["tolerations"] == [ARM64_TOLERATION]
+    assert result.findings == []
+
+
+def test_a_ray_job_submitted_over_http_makes_no_submitter_pod() -> None:
+    text = _RAY_JOB.replace("  entrypoint:", "  submissionMode: HTTPMode\n  entrypoint:")
+    (job,), _ = _run(text)
+    assert "affinity" not in job["spec"]["submitterPodTemplate"]["spec"]  # type: ignore[index]
