@@ -85,6 +85,7 @@ from kmultiarch.core.unknownkinds import (
     unknown_pod_kind,
 )
 from kmultiarch.core.workloads import (
+    RUN_TIME_IMAGE,
     SKIP_ANNOTATION,
     ContainerImage,
     Operators,
@@ -1070,7 +1071,7 @@ def _findings_for(
     if pod.status == "chosen-by-operator":
         fields = ", ".join(pod.target.chosen_by_operator)
         # A run-time variable's field says why itself; the others name no image.
-        why = "" if "when the run starts" in fields else " (the resource names none)"
+        why = "" if RUN_TIME_IMAGE in fields else " (the resource names none)"
         findings.append(
             Finding(
                 IMAGE_CHOSEN_BY_OPERATOR,

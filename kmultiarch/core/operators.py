@@ -594,7 +594,6 @@ def effective_fields(
     placement: Placement,
     holder: Mapping[str, object],
     blocked: Collection[str] = (),
-    holder_path: ConcretePath = (),
 ) -> tuple[dict[str, object], frozenset[str]]:
     """What the pods of a placement instance take from the object it is merged over: (the
     merged value of each field that differs from the placement's own, the fields the placement
@@ -611,7 +610,6 @@ def effective_fields(
         merged, read_only = {}, frozenset()
     else:
         merged, read_only = _inherited(resource, inheritance, holder, blocked)
-    read_only |= withheld_fields(resource, placement, holder, holder_path)
     labels = _node_labels_from(resource, placement)
     if not labels:
         return merged, read_only

@@ -36,6 +36,9 @@ from kmultiarch.errors import format_field_path
 Path = tuple[str | int, ...]
 
 SKIP_ANNOTATION = "kmultiarch.dev/skip"
+#: How a field whose image holds a variable of the run (Tekton's ``$(tasks.X.results.Y)``) is
+#: said among those the operator chooses the image of: it says why itself.
+RUN_TIME_IMAGE = "known only when the run starts"
 CONTAINER_GROUPS = ("initContainers", "containers", "ephemeralContainers")
 #: A Pod's status lists, per container group, what each container runs (``kubectl get pods``).
 STATUS_GROUPS = {
@@ -322,15 +325,12 @@ def _placement_targets(
                 )
             shared = placement.inherits.path if placement.inherits is not None else None
             inherited, read_only = effective_fields(
-                resource,
-                placement,
-                holder,
-                blocked.get(shared, ()) if shared else (),
-                holder_path,
+                resource, placement, holder, blocked.get(shared, ()) if shared else ()
             )
+            withheld = withheld_fields(resource, placement, holder, holder_path)
             # A shared object that placements merged over by position set a field of: not
             # written there (their own items would meet what is appended), but into each.
-            read_only |= blocked.get(holder_path, frozenset())
+            read_only |= withheld | blocked.get(holder_path, frozenset())
             if missing and placement.judged_only_when_missing:
                 read_only |= _WRITTEN_FIELDS[placement.shape]
             if _takes_all_from_shared(placement, read_only):
@@ -348,8 +348,7 @@ def _placement_targets(
                 labels=_labels(template),
                 malformed=tuple(malformed),
                 read_only=read_only,
-                withheld=withheld_fields(resource, placement, holder, holder_path)
-                | _unwritten_shared(entry, placement, read_only),
+                withheld=withheld | _unwritten_shared(entry, placement, read_only),
                 affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
             )
 
@@ -469,9 +468,7 @@ def _placement_images(
                 break
         for image_path, image in found:
             if images_from is not None and "$(" in image:  # a variable of the run
-                chosen.append(
-                    f"{format_field_path(image_path)} ({image}: known only when the run starts)"
-                )
+                chosen.append(f"{format_field_path(image_path)} ({image}: {RUN_TIME_IMAGE})")
                 continue
             containers.append(
                 ContainerImage(
