@@ -107,6 +107,10 @@ class ImageSource:
     #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
     #: policy declares the image (``defaultImages``).
     operator_only: str = ""
+    #: The operator writes its own images over every image the resource names when this
+    #: source counts (Percona's version service): none of the placement's images is then
+    #: known, and the pods are decided on none of them (docs/scheduling.md, partial knowledge).
+    replaces_named: bool = False
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
         """Whether the pods run this source's images for ``resource``."""

@@ -491,6 +491,8 @@ def _placement_images(
             )
         elif not found and source.required:
             chosen.append(_fields_of(source))
+    if any(source.replaces_named and source.counts_for(resource) for source in placement.images):
+        containers = []  # what the resource names is not what its pods will run
     if not containers and not chosen:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
         chosen.extend(_fields_of(s) for s in placement.images)
