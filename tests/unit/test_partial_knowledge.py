@@ -158,9 +158,7 @@ spec:
 """
 
 
-def test_a_mongodb_community_with_an_amd64_only_mongod_and_operator_chosen_agents_is_kept_off_arm64() -> (
-    None
-):  # noqa: E501
+def test_a_mongodb_community_whose_mongod_runs_on_amd64_only_is_kept_off_arm64() -> None:
     """The issue's case: mongod (a container of spec.statefulSet.spec.template, merged over
     the operator's StatefulSet: mongodb/mongodb-kubernetes-operator
     controllers/replica_set_controller.go, statefulset.WithCustomSpecs) runs on amd64 only,
