@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -420,7 +420,10 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
     the resource (``{/spec/version}``); None when one is missing or not a plain word (a
     version, a tag, a repository). ``{/pointer|v}`` gives the value with one leading ``v``
     (the Prometheus Operator's ``"v" + version``); ``{/pointer|>=8.12.0,<8.16.0}`` gives it only
-    when it is a version in that range (ECK's images by version)."""
+    when it is a version in that range (ECK's images by version); ``{/pointer|tagged}`` only
+    when it is an image reference carrying a tag or a digest, ``|untagged`` only when it carries
+    neither (the Prometheus Operator's BuildImagePath); ``|reference`` only when it holds one of
+    ``:/@``, ``|word`` only when it holds none (the Grafana operator's getGrafanaImage)."""
     missing = False
 
     def part(match: re.Match[str]) -> str:
@@ -435,12 +438,17 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
             missing = True
             return ""
         text = str(found[0]).strip()
+        word = _WORD
         if template_filter == "v":
             # "v" + semver.ParseTolerant(version).String(): one leading v, whatever was written
             text = "v" + text.removeprefix("v").removeprefix("V")
+        elif template_filter in _REFERENCE_FILTERS:
+            word = _REFERENCE  # a whole image reference may name a digest
+            if not _REFERENCE_FILTERS[template_filter](text):
+                missing = True  # another template says the image
         elif template_filter and not _version_in(text, template_filter):
             missing = True  # a version outside the range: another template says the image
-        if not _WORD.fullmatch(text):
+        if not word.fullmatch(text):
             missing = True
         return text
 
@@ -487,6 +495,26 @@ def _version_in(text: str, ranges: str) -> bool:
 
 #: What a template part may be: a version or tag, or a repository (a Prometheus's baseImage).
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]{0,254}")
+#: What a part read as a whole image reference may be (a digest's ``@`` too).
+_REFERENCE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@-]{0,254}")
+
+
+def _tagged(text: str) -> bool:
+    """Whether an image reference carries a tag or a digest, as distribution/reference parses
+    it (a ``:`` in the last path component; one in the first is a registry's port), as
+    prometheus-operator pkg/operator/image.go BuildImagePath asks (ref.Tagged, ref.Digested)."""
+    return "@" in text or ":" in text.rpartition("/")[2]
+
+
+#: The template filters that take a part as a whole image reference, and when it is one.
+_REFERENCE_FILTERS: Mapping[str, Callable[[str], bool]] = {
+    "tagged": _tagged,
+    "untagged": lambda text: not _tagged(text),
+    # grafana-operator controllers/reconcilers/grafana/deployment_reconciler.go
+    # getGrafanaImage: strings.ContainsAny(spec.version, ":/@") -> the version is the image.
+    "reference": lambda text: any(mark in text for mark in ":/@"),
+    "word": lambda text: not any(mark in text for mark in ":/@"),
+}
 
 
 def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:

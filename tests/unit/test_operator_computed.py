@@ -1,0 +1,67 @@
+"""Images as the operators compute them (issue 39, item 1), each test from the operator's own
+sample (repository, path and commit in the test), the sample's image swapped for one the test
+registry table knows (tests/support/operators: a name holding "amd64" runs on amd64 only)."""
+
+from __future__ import annotations
+
+import yaml
+from support.operators import ARCH_IN_AMD64, resolve
+
+from kmultiarch.api import mutate_text
+from kmultiarch.engine import EngineResult
+
+
+def _run(text: str) -> tuple[list[dict[str, object]], EngineResult]:
+    result = mutate_text(text, resolve=resolve)
+    return list(yaml.safe_load_all(result.stream())), result
+
+
+def _rules(result: EngineResult) -> list[str]:
+    return [finding.rule for finding in result.findings]
+
+
+# -- Prometheus Operator: BuildImagePath ------------------------------------------------------
+
+#: prometheus-operator/prometheus-operator example/user-guides/alerting/alertmanager-example.yaml
+#: (commit 6adcebc5076c34f4f55f8f5f7b1e528929373ac7).
+ALERTMANAGER_EXAMPLE = """\
+apiVersion: monitoring.coreos.com/v1
+kind: Alertmanager
+metadata:
+  name: example
+spec:
+  replicas: 3
+"""
+
+
+def test_an_alertmanager_base_image_with_a_tag_is_used_as_it_is_not_suffixed_with_spec_tag() -> (
+    None
+):
+    """pkg/operator/image.go BuildImagePath: a baseImage that is ref.Tagged or ref.Digested is
+    returned as it is, before sha and tag are read; kmultiarch judged
+    quay.io/acme/am-amd64:v9:v0.27.0, an invalid reference, and left the pods unconstrained."""
+    text = ALERTMANAGER_EXAMPLE + "  baseImage: quay.io/acme/am-amd64:v9\n  tag: v0.27.0\n"
+    (alertmanager,), result = _run(text)
+    assert alertmanager["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert _rules(result) == []
+
+
+def test_a_prometheus_base_image_with_a_digest_is_used_as_it_is() -> None:
+    digest = "sha256:" + "a" * 64
+    text = (
+        "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p}\nspec:\n"
+        f"  baseImage: registry.test:5000/prom-amd64@{digest}\n  sha: {'b' * 64}\n"
+        "  version: v2.45.0\n"
+    )
+    (prometheus,), result = _run(text)
+    assert prometheus["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert judged == [f"registry.test:5000/prom-amd64@{digest}"]
+
+
+def test_a_base_image_without_a_tag_still_takes_spec_tag_and_a_registry_port_is_no_tag() -> None:
+    text = ALERTMANAGER_EXAMPLE + "  baseImage: registry.test:5000/am-amd64\n  tag: v0.27.0\n"
+    (alertmanager,), result = _run(text)
+    assert alertmanager["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert judged == ["registry.test:5000/am-amd64:v0.27.0"]
