@@ -65,3 +65,67 @@ def test_a_base_image_without_a_tag_still_takes_spec_tag_and_a_registry_port_is_
     assert alertmanager["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
     judged = [image.container.image for pod in result.pods for image in pod.images]
     assert judged == ["registry.test:5000/am-amd64:v0.27.0"]
+
+
+# -- Jaeger operator: the grpc-plugin storage's init container --------------------------------
+
+#: jaegertracing/jaeger-operator examples/with-grpc-storage-plugin.yaml
+#: (commit 87d8ae049d910a65015a14c409dbdd1a8e561099), its leading comments left out.
+JAEGER_GRPC_PLUGIN_EXAMPLE = """\
+apiVersion: jaegertracing.io/v1
+kind: Jaeger
+metadata:
+  name: clickhouse-grpc-plugin
+spec:
+  storage:
+    type: grpc-plugin
+    grpcPlugin:
+      image: ghcr.io/pavolloffay/jaeger-clickhouse:0.4.1
+    options:
+      grpc-storage-plugin:
+        binary: /plugin/jaeger-clickhouse
+        configuration-file: /plugin-config/config.yaml
+        log-level: debug
+  volumeMounts:
+    - name: plugin-config
+      mountPath: /plugin-config
+  volumes:
+    - name: plugin-config
+      configMap:
+        name: jaeger-clickhouse
+"""
+AMD64_PLUGIN = "registry.test/jaeger-clickhouse-amd64:0.4.1"
+
+
+def test_a_jaeger_grpc_storage_plugin_image_is_judged_for_the_pods_that_run_it() -> None:
+    """pkg/storage/grpc_plugin.go GetGRPCPluginInitContainers: the plugin's image is the
+    install-plugin init container of the all-in-one pod (the example's strategy); it was not
+    judged (nor locked), and the amd64-only plugin's pods were left unconstrained."""
+    text = JAEGER_GRPC_PLUGIN_EXAMPLE.replace(
+        "ghcr.io/pavolloffay/jaeger-clickhouse:0.4.1", AMD64_PLUGIN
+    )
+    (jaeger,), result = _run(text)
+    assert jaeger["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    judged = {image.container.image for pod in result.pods for image in pod.images}
+    assert AMD64_PLUGIN in judged
+
+
+def test_a_production_jaegers_collector_and_query_run_the_plugin_and_the_agent_does_not() -> None:
+    """collector.go, query.go and ingester.go add the init container; agent.go does not."""
+    text = JAEGER_GRPC_PLUGIN_EXAMPLE.replace(
+        "ghcr.io/pavolloffay/jaeger-clickhouse:0.4.1", AMD64_PLUGIN
+    ).replace("spec:\n", "spec:\n  strategy: production\n  collector: {replicas: 2}\n", 1)
+    text += "  agent: {strategy: DaemonSet, affinity: {}}\n  query: {affinity: {}}\n"
+    (jaeger,), _ = _run(text)
+    spec = jaeger["spec"]
+    assert spec["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert spec["query"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert spec["agent"]["affinity"] == {}  # type: ignore[index]
+
+
+def test_the_plugin_image_is_not_judged_when_the_storage_is_not_grpc_plugin() -> None:
+    text = JAEGER_GRPC_PLUGIN_EXAMPLE.replace(
+        "ghcr.io/pavolloffay/jaeger-clickhouse:0.4.1", AMD64_PLUGIN
+    ).replace("type: grpc-plugin", "type: memory")
+    (jaeger,), _ = _run(text)
+    assert "affinity" not in jaeger["spec"]  # type: ignore[operator]
