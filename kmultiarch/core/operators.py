@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kmultiarch.core.imagecatalogs import CatalogImage
 from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
@@ -111,6 +112,14 @@ class ImageSource:
     #: source counts (Percona's version service): none of the placement's images is then
     #: known, and the pods are decided on none of them (docs/scheduling.md, partial knowledge).
     replaces_named: bool = False
+    #: When no pointer matches, the image the resource picks from a catalog of the stream it
+    #: names (a CloudNativePG Cluster's ``spec.imageCatalogRef``), before the templates.
+    catalog: CatalogImage | None = None
+
+    def related_kinds(self) -> tuple[tuple[str, str], ...]:
+        """The (API group, kind) of the other resources of the stream this source reads."""
+        kinds = [self.related[:2]] if self.related is not None else []
+        return (*kinds, *(self.catalog.group_kinds if self.catalog is not None else ()))
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
         """Whether the pods run this source's images for ``resource``."""

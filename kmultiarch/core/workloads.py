@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
+from kmultiarch.core.imagecatalogs import catalog_image
 from kmultiarch.core.operators import (
     WILDCARD,
     ConcretePath,
@@ -479,6 +480,21 @@ def _placement_images(
                     added_by="" if source.related is None else "related",
                 )
             )
+        picked = (
+            catalog_image(resource, source.catalog, namespace, related)
+            if not found and source.catalog is not None
+            else None
+        )
+        if picked is not None:
+            from_catalog, what = picked
+            reference = format_field_path(source.catalog.reference) if source.catalog else ""
+            if from_catalog is not None:
+                containers.append(
+                    ContainerImage((), f"{reference} ({what})", from_catalog, added_by="related")
+                )
+            else:  # the operator resolves it from what the stream does not show
+                chosen.append(f"{reference} ({what})")
+            continue
         computed = None if found else _computed(origin, source.templates)
         if computed is not None:
             containers.append(

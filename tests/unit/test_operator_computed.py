@@ -5,7 +5,7 @@ registry table knows (tests/support/operators: a name holding "amd64" runs on am
 from __future__ import annotations
 
 import yaml
-from support.operators import ARCH_IN_AMD64, resolve
+from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.engine import EngineResult
@@ -129,3 +129,92 @@ def test_the_plugin_image_is_not_judged_when_the_storage_is_not_grpc_plugin() ->
     ).replace("type: grpc-plugin", "type: memory")
     (jaeger,), _ = _run(text)
     assert "affinity" not in jaeger["spec"]  # type: ignore[operator]
+
+
+# -- CloudNativePG: image catalogs, a Pooler's pgbouncer image --------------------------------
+
+
+def _fixture(name: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[1] / "fixtures" / "operators" / name).read_text(
+        encoding="utf-8"
+    )
+
+
+def test_a_cnpg_cluster_runs_its_image_catalogs_image_for_major_from_the_stream() -> None:
+    """cluster_image.go getRequestedImageInfo: spec.imageCatalogRef names an ImageCatalog; the
+    pods run its image for major (FindImageForMajor). kmultiarch warned
+    image-chosen-by-operator and called the catalog an unknown pod kind (the sample:
+    cloudnative-pg docs/src/samples/cluster-example-catalog.yaml)."""
+    text = _fixture("cnpg-cluster-example-catalog.yaml").replace(
+        "ghcr.io/cloudnative-pg/postgresql:15", "registry.test/postgresql-amd64:15"
+    )
+    (_catalog, cluster), result = _run(text)
+    assert cluster["spec"]["affinity"] == {  # type: ignore[index]
+        "nodeAffinity": ARCH_IN_AMD64["nodeAffinity"]
+    }
+    assert _rules(result) == []
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert judged == ["registry.test/postgresql-amd64:15"]  # major 15's, not 16's
+
+
+def test_a_cnpg_cluster_whose_catalog_is_not_in_the_stream_stays_the_operators_choice() -> None:
+    text = _fixture("cnpg-cluster-example-catalog.yaml").split("---\n", 1)[1]
+    (cluster,), result = _run(text)
+    assert "affinity" not in cluster["spec"]  # type: ignore[operator]
+    (finding,) = result.findings
+    assert finding.rule == "image-chosen-by-operator"
+    assert "ImageCatalog image-catalog-example, major 15, not in the stream" in finding.message
+
+
+def test_a_cnpg_cluster_image_catalog_is_read_cluster_wide() -> None:
+    text = _fixture("cnpg-cluster-example-catalog.yaml").replace(
+        "kind: ImageCatalog", "kind: ClusterImageCatalog"
+    )
+    text = text.replace("ghcr.io/cloudnative-pg/postgresql:15", "registry.test/pg-amd64:15")
+    text = text.replace("name: cluster-example\n", "name: cluster-example\n  namespace: db\n")
+    (_, cluster), result = _run(text)
+    assert "nodeAffinity" in cluster["spec"]["affinity"]  # type: ignore[index]
+    assert _rules(result) == []
+
+
+def test_a_poolers_pgbouncer_image_is_judged_over_the_operators_default() -> None:
+    """pooler_image.go resolvePoolerImage: spec.pgbouncer.image wins over the catalog and the
+    default; it was ignored and the pooler warned image-chosen-by-operator (the sample:
+    docs/src/samples/pooler-example-explicit-image.yaml)."""
+    text = _fixture("cnpg-pooler-example-explicit-image.yaml").replace(
+        "ghcr.io/cloudnative-pg/pgbouncer:1.25.1", "registry.test/pgbouncer-amd64:1.25.1"
+    )
+    (_, pooler), result = _run(text)
+    spec = pooler["spec"]["template"]["spec"]  # type: ignore[index]
+    assert spec["affinity"] == ARCH_IN_AMD64
+    assert _rules(result) == []
+
+
+def test_a_poolers_catalog_component_image_is_judged() -> None:
+    """resolveImageFromCatalog: the catalog's componentImages entry of the reference's key
+    (docs/src/samples/pooler-example-image-catalog.yaml)."""
+    text = _fixture("cnpg-pooler-example-image-catalog.yaml").replace(
+        "ghcr.io/cloudnative-pg/pgbouncer:1.25.1", "registry.test/pgbouncer-amd64:1.25.1"
+    )
+    (_, cluster, pooler), result = _run(text)
+    assert pooler["spec"]["template"]["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    # PostgreSQL 18's image runs on both: the instances are tolerated on arm64, not required.
+    assert "nodeAffinity" not in cluster["spec"]["affinity"]  # type: ignore[index]
+    assert cluster["spec"]["affinity"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+    assert _rules(result) == []
+
+
+def test_a_pgbouncer_container_in_the_pooler_template_wins_over_spec_pgbouncer_image() -> None:
+    text = _fixture("cnpg-pooler-example-explicit-image.yaml").replace(
+        "ghcr.io/cloudnative-pg/pgbouncer:1.25.1", "registry.test/pgbouncer-amd64:1.25.1"
+    )
+    text += (
+        "  template:\n    spec:\n      containers:\n"
+        "      - {name: pgbouncer, image: registry.test/pgbouncer:1}\n"
+    )
+    (_, pooler), result = _run(text)
+    assert "affinity" not in pooler["spec"]["template"]["spec"]  # type: ignore[index]
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert "registry.test/pgbouncer-amd64:1.25.1" not in judged

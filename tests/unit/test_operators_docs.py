@@ -59,6 +59,13 @@ def _source_text(source: ImageSource) -> str:
         text = f"[{text}]"
     if source.related is not None:
         text += f" of the {source.related[1]} its {source.related[2]} label names"
+    if source.catalog is not None:
+        catalog = source.catalog
+        text += (
+            f", else the {' or '.join(kind for kind, _ in catalog.kinds)} "
+            f"{_pointer(catalog.reference)} names: its {_pointer(catalog.entries)} entry of "
+            f"that {catalog.selector}"
+        )
     if source.when:
         text += " when " + _condition_text(source.when)
     return f"`{text}`"
