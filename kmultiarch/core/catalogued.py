@@ -35,11 +35,13 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("ceph.rook.io", ("CephCluster",)),
         ("clickhouse-keeper.altinity.com", ("ClickHouseKeeperInstallation",)),
         ("clickhouse.altinity.com", ("ClickHouseInstallation",)),
+        ("dragonflydb.io", ("Dragonfly",)),
         ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
         ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
         ("extensions.agents.x-k8s.io", ("SandboxTemplate",)),
         ("flink.apache.org", ("FlinkDeployment",)),
         ("flow.volcano.sh", ("JobTemplate",)),
+        ("grafana.integreatly.org", ("Grafana",)),
         ("jaegertracing.io", ("Jaeger",)),
         ("jobset.x-k8s.io", ("JobSet",)),
         (

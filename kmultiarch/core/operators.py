@@ -11,7 +11,8 @@ A custom resource's pods are placed by an object the operator copies ``affinity`
 ``nodeAffinity`` is bare). Its images are where the resource names them (``spec.image``; a pod
 spec's containers), or the operator's choice (by version) when it names none.
 
-Pointers are JSON pointers whose ``*`` matches every list item or map value; a ``*`` in an
+Pointers are JSON pointers whose ``*`` matches every list item or map value (``*[name=x]``:
+the list items whose ``name`` is ``x``, a container a controller finds by name); a ``*`` in an
 image pointer is independent of one in its placement's path, except where both have it after
 the same tokens: there it is the placement's own item (``/spec/pools/*`` with
 ``/spec/pools/*/image``: each pool with its own image; ``/spec/keyspaces/*/images/vttablet``
@@ -543,8 +544,16 @@ def walk(
     mismatches: list[tuple[ConcretePath, object]] = []
     for token in pointer:
         following: list[tuple[ConcretePath, object]] = []
+        selected = _selector(token)
         for path, current in matches:
-            if token == WILDCARD:
+            if selected is not None and isinstance(current, list):
+                key, wanted = selected  # the items whose key is the value (a named container)
+                following.extend(
+                    ((*path, i), item)
+                    for i, item in enumerate(current)
+                    if isinstance(item, Mapping) and item.get(key) == wanted
+                )
+            elif token == WILDCARD:
                 if isinstance(current, list):
                     following.extend(((*path, i), item) for i, item in enumerate(current))
                 elif isinstance(current, Mapping):
@@ -563,6 +572,15 @@ def walk(
                 mismatches.append((path, current))
         matches = following
     return matches, mismatches
+
+
+def _selector(token: str) -> tuple[str, str] | None:
+    """``*[name=grafana]``: (key, value), a pointer token matching the list items whose key
+    holds that value (the container a controller finds by name); None for any other token."""
+    if not (token.startswith("*[") and token.endswith("]")) or "=" not in token:
+        return None
+    key, _, value = token[2:-1].partition("=")
+    return key, value
 
 
 def type_name(value: object) -> str:

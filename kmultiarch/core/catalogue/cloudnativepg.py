@@ -39,7 +39,7 @@ _PGBOUNCER_IMAGE = ImageSource(
         ("spec", "componentImages"),
         "key",
     ),
-    unless=((_p("/spec/template/spec/containers/*/name"), ("pgbouncer",)),),
+    unless=((_p("/spec/template/spec/containers/*[name=pgbouncer]/image"), ()),),
 )
 
 
