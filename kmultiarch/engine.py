@@ -1138,6 +1138,10 @@ def _findings_for(
             Finding(MALFORMED_FIELD, "warning", message, path=field_path, **base)
             for field_path, message in pod.target.malformed
         )
+        findings.extend(
+            Finding(UNWRITABLE_CONSTRAINT, "warning", message, path=pod.target.path, **base)
+            for message in pod.target.unwritable
+        )
     kept_to = _kept_to(pod)
     if pod.status == "chosen-by-operator":
         fields = ", ".join(pod.target.chosen_by_operator)

@@ -286,6 +286,12 @@ class Placement:
     #: affinity is written (tolerations are), and pods that need one are warned about. A ``*``
     #: a condition shares with the placement's path is the item being placed.
     added_terms_when: tuple[Condition, ...] = ()
+    #: The placement of the pod that builds the image these pods run (a Strimzi KafkaConnect's
+    #: build pod): made on that pod's node, for its architecture alone, it is in no registry
+    #: beforehand, so the pods are judged on no image and nothing is written; unless both
+    #: placements select one architecture alike (nodeSelector ``kubernetes.io/arch``), an
+    #: ``unwritable-constraint`` warning says to.
+    image_built_by: Pointer | None = None
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""

@@ -21,10 +21,12 @@ from kmultiarch.core.operators import (
     ImageSource,
     OperatorKind,
     Placement,
+    Pointer,
     affinity_defaults,
     api_group,
     blocked_by_position,
     effective_fields,
+    expand,
     image_lookup,
     resolved_default,
     scheduling_view,
@@ -169,6 +171,10 @@ class PodTarget:
     #: Written beside the constraint when an ``affinity`` is created (the operator's default
     #: that any affinity of the template would replace: ECK's for Elasticsearch).
     affinity_defaults: Mapping[str, object] = field(default_factory=dict)
+    #: Constraints the pods need that kmultiarch cannot write, each said in a warning (a
+    #: KafkaConnect's pods, which run the image its build pod makes for its own node's
+    #: architecture: :attr:`kmultiarch.core.operators.Placement.image_built_by`).
+    unwritable: tuple[str, ...] = ()
 
     @property
     def field_path(self) -> str:
@@ -308,9 +314,17 @@ def _placement_targets(
             if not placement.exists_at(resource, holder_path):
                 continue  # an item whose pods the operator does not make (an arbiter not enabled)
             seen.add(holder_path)
-            containers, chosen, malformed = _placement_images(
-                resource, placement, holder_path, holder, path, namespace, related, images_from
-            )
+            unwritable: tuple[str, ...] = ()
+            containers: list[ContainerImage] = []
+            chosen: list[str] = []
+            malformed: list[tuple[Path, str]] = []
+            if placement.image_built_by is not None:
+                # Built on the build pod's node, for its architecture: no image to judge yet.
+                unwritable = _unpinned_build(resource, placement, placement.image_built_by)
+            else:
+                containers, chosen, malformed = _placement_images(
+                    resource, placement, holder_path, holder, path, namespace, related, images_from
+                )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
             if chosen and defaults and None not in defaults:
                 containers.extend(
@@ -351,7 +365,34 @@ def _placement_targets(
                 read_only=read_only,
                 withheld=withheld | _unwritten_shared(entry, placement, read_only),
                 affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
+                unwritable=unwritable,
             )
+
+
+_ARCH_LABEL = "kubernetes.io/arch"
+
+
+def _unpinned_build(
+    resource: Mapping[str, object], placement: Placement, builder: Pointer
+) -> tuple[str, ...]:
+    """What to say of pods that run the image another pod builds, for its node's architecture
+    (:attr:`Placement.image_built_by`): nothing when both select the same architecture by
+    ``nodeSelector``, else how to pin them."""
+
+    def selected(pointer: Pointer) -> object:
+        found = [value for _, value in expand(resource, (*pointer, "nodeSelector", _ARCH_LABEL))]
+        return found[0] if len(found) == 1 and isinstance(found[0], str) and found[0] else None
+
+    pods, build = format_field_path(placement.path), format_field_path(builder)
+    architecture = selected(placement.path)
+    if architecture is not None and architecture == selected(builder):
+        return ()
+    return (
+        f"these pods run the image the operator builds in the pod of {build}, for the "
+        "architecture of the node that pod lands on and no other: it is in no registry before "
+        f"the build, so kmultiarch cannot write the constraint. Give {build} and {pods} one "
+        f"nodeSelector {_ARCH_LABEL}, an architecture the build's base image runs on",
+    )
 
 
 #: The fields kmultiarch writes, per placement shape.

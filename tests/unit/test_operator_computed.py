@@ -218,3 +218,47 @@ def test_a_pgbouncer_container_in_the_pooler_template_wins_over_spec_pgbouncer_i
     assert "affinity" not in pooler["spec"]["template"]["spec"]  # type: ignore[index]
     judged = [image.container.image for pod in result.pods for image in pod.images]
     assert "registry.test/pgbouncer-amd64:1.25.1" not in judged
+
+
+# -- Strimzi: a KafkaConnect with spec.build --------------------------------------------------
+
+CONNECT_BUILD = "strimzi-kafka-connect-build.yaml"
+BUILT = "ttl.sh/strimzi-connect-example-4.3.0:24h"
+
+
+def test_a_kafka_connect_build_gives_no_arm64_toleration_from_the_image_pushed_before() -> None:
+    """ConnectBuildOperator.java kubernetesBuildWaitForFinish: the Connect pods run
+    output.image@<the digest just built>, made by Kaniko in the build pod for its node's
+    architecture alone (KafkaConnectBuild.java generateBuilderPod). kmultiarch judged
+    build.output.image as the registry held it before: a multi-arch push there tolerated arm64
+    for pods whose next image may be amd64-only. Now nothing is written, and said."""
+    text = _fixture(CONNECT_BUILD).replace(BUILT, "registry.test/connect-built:24h")
+    (connect,), result = _run(text)
+    assert "template" not in connect["spec"]  # type: ignore[operator]
+    unwritable = [f for f in result.findings if f.rule == "unwritable-constraint"]
+    (finding,) = unwritable
+    assert finding.path == ("spec", "template", "pod")
+    assert "spec.template.buildPod" in finding.message
+    assert "nodeSelector kubernetes.io/arch" in finding.message
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert "registry.test/connect-built:24h" not in judged
+
+
+def test_a_kafka_connect_build_pinned_to_one_architecture_on_both_templates_is_not_warned() -> None:
+    text = _fixture(CONNECT_BUILD).replace(
+        "  build:\n",
+        "  template:\n    pod: {nodeSelector: {kubernetes.io/arch: arm64}}\n"
+        "    buildPod: {nodeSelector: {kubernetes.io/arch: arm64}}\n  build:\n",
+    )
+    _, result = _run(text)
+    assert [f.rule for f in result.findings] == ["image-chosen-by-operator"]  # Kaniko's
+
+
+def test_a_kafka_connect_build_pinned_to_two_architectures_is_warned() -> None:
+    text = _fixture(CONNECT_BUILD).replace(
+        "  build:\n",
+        "  template:\n    pod: {nodeSelector: {kubernetes.io/arch: arm64}}\n"
+        "    buildPod: {nodeSelector: {kubernetes.io/arch: amd64}}\n  build:\n",
+    )
+    _, result = _run(text)
+    assert "unwritable-constraint" in [f.rule for f in result.findings]
