@@ -35,6 +35,7 @@ __all__ = [
     "Condition",
     "MAX_POINTER_TOKENS",
     "IMAGE_PARAMETERS",
+    "ITEMS_IN_USE",
     "ImageSource",
     "Inheritance",
     "MERGES",
@@ -292,6 +293,10 @@ class Placement:
     #: placements select one architecture alike (nodeSelector ``kubernetes.io/arch``), an
     #: ``unwritable-constraint`` warning says to.
     image_built_by: Pointer | None = None
+    #: How the operator chooses which items of the path (its one ``*``) make pods, one of
+    #: :data:`ITEMS_IN_USE` (``clickhouse``: the pod templates an Altinity installation's
+    #: hosts run, :mod:`kmultiarch.core.clickhousehosts`); empty: every item.
+    items_in_use: str = ""
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -339,6 +344,11 @@ class OperatorKind:
     #: :data:`IMAGE_PARAMETERS` (``tekton``: a run's ``$(params.NAME)``); empty: as written.
     image_parameters: str = ""
 
+
+#: The ways an operator chooses the items of a placement that make pods
+#: (:attr:`Placement.items_in_use`): an Altinity ClickHouseInstallation's pod templates (with
+#: the clickhouse-log container), a ClickHouseKeeperInstallation's.
+ITEMS_IN_USE: tuple[str, ...] = ("clickhouse", "clickhouse-keeper")
 
 #: The ways a controller substitutes variables in its images (:attr:`OperatorKind.
 #: image_parameters`; in a policy, a podSpecs entry's ``imageParameters``).

@@ -286,6 +286,7 @@ def _placement_targets(
     for placement in entry.placements:
         if not placement.applies_to(str(api_version)) or not placement.exists_in(resource):
             continue  # a field of another version of the API, or pods the operator never makes
+        in_use = _items_in_use(placement, resource)
         instances, wrong = _instances(resource, placement)
         for wrong_path, value in wrong:
             if wrong_path in seen:
@@ -313,6 +314,8 @@ def _placement_targets(
                 continue  # a policy entry restating a built-in placement
             if not placement.exists_at(resource, holder_path):
                 continue  # an item whose pods the operator does not make (an arbiter not enabled)
+            if in_use is not None and holder_path not in in_use:
+                continue  # an item no pod is made from (a pod template no host runs)
             seen.add(holder_path)
             unwritable: tuple[str, ...] = ()
             containers: list[ContainerImage] = []
@@ -325,6 +328,10 @@ def _placement_targets(
                 containers, chosen, malformed = _placement_images(
                     resource, placement, holder_path, holder, path, namespace, related, images_from
                 )
+            containers.extend(
+                ContainerImage((), "the operator's container", image, added_by="operator")
+                for image in (in_use or {}).get(holder_path, ())
+            )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
             if chosen and defaults and None not in defaults:
                 containers.extend(
@@ -556,6 +563,23 @@ def _placement_images(
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
     return containers, chosen, malformed
+
+
+def _items_in_use(
+    placement: Placement, resource: Mapping[str, object]
+) -> dict[ConcretePath, tuple[str, ...]] | None:
+    """The items of the placement's path the operator makes pods from, with the images it adds
+    to each (:attr:`Placement.items_in_use`); None: every item, nothing added."""
+    if placement.items_in_use not in ("clickhouse", "clickhouse-keeper"):
+        return None
+    from kmultiarch.core.clickhousehosts import pod_templates_in_use
+
+    star = placement.path.index(WILDCARD)
+    used = pod_templates_in_use(resource, log_container=placement.items_in_use == "clickhouse")
+    return {
+        (*placement.path[:star], index, *placement.path[star + 1 :]): images
+        for index, images in used.items()
+    }
 
 
 def _images_view(

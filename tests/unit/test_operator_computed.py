@@ -262,3 +262,82 @@ def test_a_kafka_connect_build_pinned_to_two_architectures_is_warned() -> None:
     )
     _, result = _run(text)
     assert "unwritable-constraint" in [f.rule for f in result.findings]
+
+
+# -- Altinity clickhouse-operator: the pod templates the hosts run ----------------------------
+
+
+def _templates(chi: dict[str, object]) -> list[dict[str, object]]:
+    return chi["spec"]["templates"]["podTemplates"]  # type: ignore[index,no-any-return]
+
+
+def test_a_clickhouse_pod_template_no_host_runs_is_left_as_it_is() -> None:
+    """The hosts name clickhouse:23.8, which no template is: they run the operator's default
+    pod, and clickhouse:24.8 makes none (docs/chi-examples/
+    08-clickhouse-version-update-03-apply-update-all.yaml). kmultiarch wrote into it."""
+    text = _fixture("altinity-08-clickhouse-version-update-03-apply-update-all.yaml").replace(
+        "clickhouse/clickhouse-server:24.8", "registry.test/clickhouse-amd64:24.8"
+    )
+    (chi,), result = _run(text)
+    assert chi == yaml.safe_load(text)
+    assert result.pods == []
+
+
+def test_a_hosts_own_pod_template_wins_over_its_clusters() -> None:
+    """08-clickhouse-version-update-02-apply-update-one.yaml: the third replica names
+    clickhouse:24.8, the others take the cluster's clickhouse:24.3 (Host InheritTemplatesFrom:
+    the host's own names first)."""
+    text = _fixture("altinity-08-clickhouse-version-update-02-apply-update-one.yaml").replace(
+        "clickhouse/clickhouse-server:24.8", "registry.test/clickhouse-amd64:24.8"
+    )
+    (chi,), _ = _run(text)
+    old, new = _templates(chi)
+    assert new["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert old["spec"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+
+
+def test_of_two_clickhouse_pod_templates_with_one_name_only_the_last_is_run() -> None:
+    """normalizer.go normalizePodTemplate: PodTemplatesIndex.Set(name), the last of a name
+    wins (docs/chi-examples/99-clickhouseinstallation-max.yaml has two clickhouse-v23.8, the
+    first with a zone); kmultiarch wrote tolerations into the first and warned of it."""
+    text = _fixture("altinity-99-clickhouseinstallation-max.yaml")
+    (chi,), result = _run(text)
+    first, last = _templates(chi)
+    assert first == _templates(yaml.safe_load(text))[0]
+    assert last["spec"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
+    assert "unwritable-constraint" not in _rules(result)
+
+
+def test_a_referenced_clickhouse_pod_template_without_a_spec_gets_one() -> None:
+    """A template that is a name only is an empty pod spec to the operator, whose app
+    container it adds (creator/container.go EnsureAppContainer): its pods got nothing, and no
+    warning. From 08-clickhouse-version-update-01-initial-position.yaml, the template's spec
+    left out."""
+    text = (
+        _fixture("altinity-08-clickhouse-version-update-02-apply-update-one.yaml")
+        .split("  templates:\n    podTemplates:\n", 1)[0]
+        .replace("podTemplate: clickhouse:24.8", "podTemplate: clickhouse:24.3")
+    )
+    text += "  templates:\n    podTemplates:\n      - name: clickhouse:24.3\n"
+    (chi,), result = _run(text)
+    (template,) = _templates(chi)
+    assert template["spec"] == {"tolerations": [ARM64_TOLERATION]}
+    judged = [image.container.image for pod in result.pods for image in pod.images]
+    assert judged == ["clickhouse/clickhouse-server:latest"]
+
+
+def test_a_host_with_a_log_volume_claim_template_runs_the_clickhouse_log_container() -> None:
+    """stateful-set-application.go stsSetupLogContainer: a host whose templates name a
+    logVolumeClaimTemplate gets clickhouse-log, registry.access.redhat.com/ubi8/
+    ubi-minimal:latest, unless its pod template has one (docs/chi-examples/
+    02-templates-04-sidecar.yaml); it was not judged."""
+    text = _fixture("altinity-02-templates-04-sidecar.yaml").replace(
+        "image: busybox", "image: registry.test/busybox:1"
+    )
+    _, result = _run(text)
+    judged = {image.container.image for pod in result.pods for image in pod.images}
+    assert "registry.access.redhat.com/ubi8/ubi-minimal:latest" in judged
+    # The 99 example's template has its own clickhouse-log: no other is added.
+    _, result = _run(_fixture("altinity-99-clickhouseinstallation-max.yaml"))
+    judged = {image.container.image for pod in result.pods for image in pod.images}
+    assert judged == {"clickhouse/clickhouse-server:23.8"}

@@ -122,7 +122,8 @@ def test_a_clickhouse_pod_template_without_its_container_runs_the_default_image(
     """container.go EnsureAppContainer: clickhouse/clickhouse-server:latest is added."""
     _, result = _run(
         "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\n"
-        "metadata: {name: c}\nspec:\n  templates:\n    podTemplates:\n"
+        "metadata: {name: c}\nspec:\n  defaults: {templates: {podTemplate: p}}\n"
+        "  templates:\n    podTemplates:\n"
         "    - name: p\n      spec: {nodeSelector: {disk: ssd}}\n"
     )
     assert {str(r) for r in result.resolutions} == {"docker.io/clickhouse/clickhouse-server:latest"}
@@ -135,7 +136,10 @@ def test_a_clickhouse_pod_template_with_a_zone_gets_no_affinity_and_a_warning() 
     is an unwritable-constraint warning naming the template."""
     text = (
         "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\n"
-        "metadata: {name: c}\nspec:\n  templates:\n    podTemplates:\n    - name: p\n"
+        "metadata: {name: c}\nspec:\n  configuration:\n    clusters:\n"
+        "    - {name: a, templates: {podTemplate: p}}\n"
+        "    - {name: b, templates: {podTemplate: q}}\n"
+        "  templates:\n    podTemplates:\n    - name: p\n"
         "      zone: {values: [us-east-1a]}\n      spec:\n        containers:\n"
         "        - {name: clickhouse, image: registry.test/clickhouse-amd64:24.8}\n"
         "    - name: q\n      spec:\n        containers:\n"

@@ -43,6 +43,8 @@ def _placed_by(placement: Placement) -> str:
         notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
     if placement.added_terms_when:
         notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
+    if placement.items_in_use:
+        notes.append(f"the items its hosts run ({placement.items_in_use})")
     if placement.image_built_by is not None:
         notes.append(f"runs the image {_pointer(placement.image_built_by)}'s pod builds")
     if notes:
