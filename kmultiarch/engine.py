@@ -342,7 +342,7 @@ def _group_kind(api_version: str, kind: str) -> tuple[str, str]:
 def _takes_related(operators: Operators, api_version: str, kind: str) -> bool:
     entry = operators.get(_group_kind(api_version, kind))
     return entry is not None and any(
-        source.related is not None for placement in entry.placements for source in placement.images
+        source.related_kinds() for placement in entry.placements for source in placement.images
     )
 
 
@@ -361,11 +361,11 @@ def _related_index(
     ):
         return None
     wanted = {
-        source.related[:2]
+        group_kind
         for entry in operators.values()
         for placement in entry.placements
         for source in placement.images
-        if source.related is not None
+        for group_kind in source.related_kinds()
     }
     if not wanted:
         return None
@@ -1137,6 +1137,10 @@ def _findings_for(
         findings.extend(
             Finding(MALFORMED_FIELD, "warning", message, path=field_path, **base)
             for field_path, message in pod.target.malformed
+        )
+        findings.extend(
+            Finding(UNWRITABLE_CONSTRAINT, "warning", message, path=pod.target.path, **base)
+            for message in pod.target.unwritable
         )
     kept_to = _kept_to(pod)
     if pod.status == "chosen-by-operator":
