@@ -265,6 +265,9 @@ class Finding:
     image: str | None = None
     #: Text to paste that would settle it (unknown-pod-kind: a spec.podSpecs entry as YAML).
     suggestion: str | None = None
+    #: The command line the message tells the user to run (set off by backticks in it), as
+    #: printed: formatters show it as code (a Markdown code span), machines read it here.
+    command: str | None = None
 
     @property
     def field_path(self) -> str | None:

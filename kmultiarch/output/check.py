@@ -133,6 +133,7 @@ def _problem_json(problem: Finding) -> dict[str, Any]:
         "fieldPath": problem.field_path,
         "image": problem.image,
         **({"suggestion": problem.suggestion} if problem.suggestion else {}),
+        **({"command": problem.command} if problem.command else {}),
     }
 
 
@@ -211,6 +212,8 @@ def format_sarif(result: CheckResult) -> str:
             entry["properties"] = {"image": problem.image}
         if problem.suggestion:
             entry["properties"] = {**entry.get("properties", {}), "suggestion": problem.suggestion}
+        if problem.command:
+            entry["properties"] = {**entry.get("properties", {}), "command": problem.command}
         results.append(entry)
     return sarif_log(rules, results)
 

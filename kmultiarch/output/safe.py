@@ -6,6 +6,11 @@ warnings on stderr.
   separators, the bidirectional overrides) are shown as escapes (``\\x1b``, ``\\n``), and so is
   each byte of a file name that is not UTF-8 (``\\xe9``), so no input can move the cursor,
   retitle a terminal, reorder what a reader sees, or start a line of its own.
+- Copying: every other character that shows as nothing or as a blank other than the space
+  (format characters such as U+200B, U+2060, U+FEFF, U+00AD; the separators but the space, such
+  as U+00A0; private and unassigned code points: whatever ``str.isprintable`` refuses) is shown
+  as its escape too (``\\u2060``), so what a reader copies holds no character they could not
+  see (issue 36).
 - CI logs: the GitHub Actions runner takes a line for a command when, past leading white
   space, it starts with ``::``, or when it holds ``##[`` anywhere (the runner's older form), on
   stdout and stderr alike; :func:`printable` breaks both (``\\x3a:``, ``#\\x23[``).
@@ -27,7 +32,10 @@ _OLD_COMMAND = "##["
 
 
 def _escape(match: re.Match[str]) -> str:
-    character = match.group()
+    return _escape_character(match.group())
+
+
+def _escape_character(character: str) -> str:
     named = _NAMED.get(character)
     if named is not None:
         return named
@@ -35,14 +43,25 @@ def _escape(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:
         # A byte that is not UTF-8, kept by Python as a lone surrogate (file names, argv).
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _escaped(character: str) -> str:
+    """A character shown as itself when it is visible (or a tab), else as its escape."""
+    return (
+        character if character.isprintable() or character == "\t" else _escape_character(character)
+    )
 
 
 def printable(text: str) -> str:
-    """``text`` made inert for a terminal or a CI log: control characters and bytes that are
-    not UTF-8 escaped (one line, nothing a terminal acts on), and nothing the GitHub runner
-    would take for a command. Applying it twice changes nothing more."""
-    text = _UNPRINTABLE.sub(_escape, text)
+    """``text`` made inert for a terminal or a CI log and visible to a reader: control and
+    invisible characters and bytes that are not UTF-8 escaped (one line, nothing a terminal
+    acts on, nothing copied unseen), and nothing the GitHub runner would take for a command.
+    Applying it twice changes nothing more."""
+    if not text.isprintable():
+        text = "".join(_escaped(character) for character in text)
     if _OLD_COMMAND in text:
         text = text.replace(_OLD_COMMAND, "#\\x23[")
     start = len(text) - len(text.lstrip())

@@ -24,7 +24,13 @@ from kmultiarch.output.safe import github_data, github_property, github_verbatim
         ("caf\udce9.yaml", "caf\\xe9.yaml"),
         ("::error::x", "\\x3a:error::x"),
         ("   ::add-mask::x", "   \\x3a:add-mask::x"),
-        ("\u00a0\u3000::warning::x", "\u00a0\u3000\\x3a:warning::x"),
+        # Blanks other than the space are escaped: the line no longer starts with "::".
+        ("\u00a0\u3000::warning::x", "\\xa0\\u3000::warning::x"),
+        (
+            "zero\u200bwidth \u2060joiner \ufeffbom soft\u00adhyphen",
+            "zero\\u200bwidth \\u2060joiner \\ufeffbom soft\\xadhyphen",
+        ),
+        ("tag \U000e0041", "tag \\U000e0041"),
         ("name ##[add-mask]x", "name #\\x23[add-mask]x"),
         ("a::b", "a::b"),
         ("# [x] ## [y]", "# [x] ## [y]"),
