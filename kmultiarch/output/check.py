@@ -232,7 +232,7 @@ def _logical_name(problem: Finding) -> str:
     if resource is None:
         return str(problem.field_path)
     namespace = f"{resource.namespace}/" if resource.namespace else ""
-    return f"{resource.kind}/{namespace}{resource.name}/{problem.field_path}"
+    return f"{resource.kind}/{namespace}{resource.shown_name}/{problem.field_path}"
 
 
 FORMATTERS = {

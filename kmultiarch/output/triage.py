@@ -206,7 +206,7 @@ def _artifact(failure: TriagedFailure) -> str | None:
 def _logical_name(failure: TriagedFailure) -> str:
     workload = failure.workload
     namespace = f"{workload.namespace}/" if workload.namespace else ""
-    return f"{workload.kind}/{namespace}{workload.name}"
+    return f"{workload.kind}/{namespace}{workload.shown_name}"
 
 
 def format_markdown(result: TriageResult) -> str:
