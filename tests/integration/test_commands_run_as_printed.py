@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import cmarkgfm
 import pytest
 import yaml
 from support import SeededRegistry
-from support.cli import clean_env, run_kmultiarch
+from support.cli import run_kmultiarch, shell_env
 from support.manifests import deployment, image, write_policy
 from support.workflow_commands import workflow_commands
 
@@ -45,10 +44,7 @@ FORMATS = ["text", "json", "github", "sarif", "gitlab", "markdown"]
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    environment = clean_env(tmp_path / "home")
-    # `kmultiarch` as the user's shell finds it: the entry point beside this interpreter.
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
-    return environment
+    return shell_env(tmp_path / "home")
 
 
 def invisible(text: str) -> list[str]:

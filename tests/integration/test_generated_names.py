@@ -5,9 +5,7 @@ item 17). Before, it was ``Workflow argo/`` (``Workflow :`` in the messages), na
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,9 +41,7 @@ def workdir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    environment = clean_env(tmp_path / "home")
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
-    return environment
+    return clean_env(tmp_path / "home")
 
 
 @pytest.mark.parametrize("output_format", ["text", "github", "sarif", "gitlab", "markdown"])
