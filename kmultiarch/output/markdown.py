@@ -41,7 +41,8 @@ _SEVERITY_TEXT = {"error": "error", "warning": "warning", "info": "info"}
 #: ``@`` (an e-mail address, a mention), a ``://``.
 _MAY_LINK = re.compile(r"[\w-]\.[\w-]|@|://")
 #: Punctuation around a word that belongs to the sentence, not to the word.
-_WORD = re.compile(r"(?P<before>[(\[\"']*)(?P<word>.*?)(?P<after>[)\]\"',;:.!?]*)", re.DOTALL)
+_OPENING = "([\"'"
+_CLOSING = ")]\"',;:.!?"
 
 
 def code_span(text: str, *, in_table: bool = False) -> str:
@@ -85,13 +86,12 @@ def markdown_text(text: str, *, in_table: bool = False, code: Sequence[str] = ()
 def _prose(text: str, in_table: bool) -> str:
     pieces: list[str] = []
     for token in re.split(r"(\s+)", text):
-        match = _WORD.fullmatch(token)
-        if token.strip() and match and _MAY_LINK.search(match["word"]):
-            pieces += [
-                _escaped(match["before"]),
-                code_span(match["word"], in_table=in_table),
-                _escaped(match["after"]),
-            ]
+        word = token.lstrip(_OPENING)
+        before = token[: len(token) - len(word)]
+        kept = word.rstrip(_CLOSING)
+        after = word[len(kept) :]
+        if kept and _MAY_LINK.search(kept):
+            pieces += [_escaped(before), code_span(kept, in_table=in_table), _escaped(after)]
         else:
             pieces.append(_escaped(token))
     return "".join(pieces)

@@ -130,3 +130,15 @@ def test_a_command_copied_from_the_markdown_summary_names_the_files() -> None:
     codes = [html_module.unescape(span).rstrip("\n") for span in spans]
     assert codes.count(command) == 2  # in the table, and the block for every file
     assert "deploy/node-agent.yaml:14" in codes and "DaemonSet shop/node-agent" in codes
+
+
+def test_markdown_text_of_a_long_word_takes_linear_time() -> None:
+    """A quoted container message is up to kilobytes of anything: a word of punctuation runs
+    with a letter between them is read once, not once per character."""
+    import time
+
+    word = ("." * 200_000 + "x.y") * 2
+    started = time.monotonic()
+    shown = markdown_text(f"see {word} now", in_table=True)
+    assert time.monotonic() - started < 2
+    assert shown.startswith("see `") and shown.endswith("` now")
