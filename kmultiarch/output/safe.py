@@ -23,16 +23,9 @@ from __future__ import annotations
 
 import re
 
-_UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
-)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
 #: The runner's first command form (``##[name props]data``), found anywhere in a line.
 _OLD_COMMAND = "##["
-
-
-def _escape(match: re.Match[str]) -> str:
-    return _escape_character(match.group())
 
 
 def _escape_character(character: str) -> str:
@@ -55,13 +48,19 @@ def _escaped(character: str) -> str:
     )
 
 
+def _visible(text: str) -> str:
+    """``text`` with each control or invisible character as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(character) for character in text)
+
+
 def printable(text: str) -> str:
     """``text`` made inert for a terminal or a CI log and visible to a reader: control and
     invisible characters and bytes that are not UTF-8 escaped (one line, nothing a terminal
     acts on, nothing copied unseen), and nothing the GitHub runner would take for a command.
     Applying it twice changes nothing more."""
-    if not text.isprintable():
-        text = "".join(_escaped(character) for character in text)
+    text = _visible(text)
     if _OLD_COMMAND in text:
         text = text.replace(_OLD_COMMAND, "#\\x23[")
     start = len(text) - len(text.lstrip())
@@ -94,8 +93,8 @@ def github_verbatim(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     # Shown as they are but for what a log viewer would act on or cannot encode (ESC, bytes of
-    # a file name that are not UTF-8).
-    shown = [_UNPRINTABLE.sub(_escape, line) for line in lines]
+    # a file name that are not UTF-8) and what a reader would not see (U+200B...).
+    shown = [_visible(line) for line in lines]
     return [f"::stop-commands::{token}", *shown, f"::{token}::"]
 
 

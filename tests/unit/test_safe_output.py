@@ -74,3 +74,10 @@ def test_verbatim_tokens_are_fresh_and_absent_from_the_text() -> None:
     # The runner compares the token without case: the upper-case form in the text must end
     # nothing early (the random token cannot be guessed; the check is what matters).
     assert github_verbatim(f"::{token.upper()}::")[0] != first[0]
+
+
+def test_verbatim_lines_show_invisible_characters_as_escapes() -> None:
+    """A diff line is the manifest's own, shown as it is but for what a reader could not see
+    or a log could not show (issue 36)."""
+    (_, shown, _) = github_verbatim("name: web\u200b\u00a0x \udce9 ::kept\n")
+    assert shown == "name: web\\u200b\\xa0x \\xe9 ::kept"
