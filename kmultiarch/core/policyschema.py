@@ -967,7 +967,10 @@ SPEC: tuple[SpecKey, ...] = (
         doc="`true`: `mutate` and the KRM function write an image pinned to one platform's "
         "manifest of its tag's index (`NAME:TAG@DIGEST`, `platform-pinned-digest`) with the "
         "index digest, and decide the pod on the index, as `fix --repin` does "
-        "([fix.md](fix.md#--repin-digests-pinned-to-one-platforms-manifest))",
+        "([fix.md](fix.md#--repin-digests-pinned-to-one-platforms-manifest)); only the image "
+        "fields of the pods in scope are rewritten: other text writing the same reference (a "
+        "ConfigMap's `data`, a skipped or excluded workload, a Tekton parameter) is left as it "
+        "is, with an `info` finding naming its lines",
     ),
     SpecKey(
         "annotate",

@@ -379,3 +379,45 @@ def test_past_the_tag_ttl_a_platform_pin_costs_a_head_and_no_get(
     tag = f"{seeded.repository}/manifests/{seeded.tag}"
     assert stale.count("GET", tag) == 0
     assert stale.count("HEAD", tag) == 1
+
+
+def test_fix_repin_leaves_a_config_maps_data_and_a_skipped_workload_as_they_are(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """Issue 36, item 9: ``fix --repin`` rewrites the image fields of the pods it places and
+    nothing else: a ConfigMap's ``data`` writing the same reference and a workload annotated
+    ``kmultiarch.dev/skip`` stay byte for byte, and the summary line says how many were left
+    and on which lines. Before, the reference was replaced across the file's text."""
+    from support.manifests import line_of
+
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    index = registry.images["multiarch-oci"].digest
+    pinned = _pinned(registry, "multiarch-oci", child)
+    config_map = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: launcher\n"
+        f'data:\n  image: "{pinned}"\n'
+    )
+    skipped = deployment("legacy", [pinned]).replace(
+        "  namespace: default\n",
+        "  namespace: default\n  annotations:\n    kmultiarch.dev/skip: 'true'\n",
+    )
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text("---\n".join([deployment("web", [pinned]), config_map, skipped]))
+    original = manifest.read_text()
+
+    fixed = run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
+    assert fixed.returncode == 1, fixed.stderr
+    after = manifest.read_text()
+    changed = [
+        (b, a) for b, a in zip(original.splitlines(), after.splitlines(), strict=False) if b != a
+    ]
+    assert changed[0] == (
+        f"        image: {pinned}",
+        f"        image: {pinned.replace(child, index)}",
+    )
+    assert config_map in after and skipped in after
+    lines = f"lines {line_of(original, pinned, 2)}, {line_of(original, pinned, 3)}"
+    assert "repinned 1 image to its index" in fixed.stdout
+    assert f"2 other occurrences of {pinned!r} left as they are ({lines})" in fixed.stdout
+    assert "[platform-pinned-digest]" not in fixed.stdout + fixed.stderr
