@@ -155,10 +155,15 @@ class Session:
     def _with_pins(self, resolved: dict[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
         """References pinned to one platform's manifest: ``NAME:TAG@DIGEST`` against what the
         tag names now (a platform manifest of its index, or a tag that moved; offline,
-        nothing), ``NAME@DIGEST`` against the indexes the lock records."""
-        from kmultiarch.resolve.pins import cached_pins, lock_pins, pinned, with_pins
+        nothing), ``NAME@DIGEST`` against the indexes the lock records, then (not offline)
+        those the cache records."""
+        from kmultiarch.resolve.pins import cached_pins, listed_pins, lock_pins, pinned, with_pins
 
         pins = lock_pins(self.lock, resolved.values()) if self.lock is not None else {}
+        if not self.config.offline:
+            # Offline renders depend on the lock alone, as the resolver's answers do.
+            rest = [r for r in resolved.values() if r.reference not in pins]
+            pins.update(listed_pins(self.cache, rest))
         if not self.config.offline and pinned(resolved.values()):
             # The cache answers a warm run (the tags' records, the indexes' entries): the
             # network stack is loaded only when a tag is to be asked.
