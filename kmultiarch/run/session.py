@@ -17,7 +17,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding, count_of
+from kmultiarch.core.findings import (
+    CACHE_PROBLEM,
+    UNUSED_OVERRIDE,
+    UNVERIFIED_IMAGE,
+    Finding,
+    count_of,
+)
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, References, Resolution
 from kmultiarch.run.config import RunConfig
@@ -75,6 +81,9 @@ class Session:
         self.lock = load_lock(config)
         self._resolver: Resolver | None = None
         self._findings: list[Finding] = []
+        #: Every reference the run resolved, for the overrides that matched none of them.
+        self._resolved: set[ImageRef] = set()
+        self._overrides_said = False
 
     def __enter__(self) -> Session:
         return self
@@ -134,6 +143,7 @@ class Session:
         with ``spec.verify`` each image's verification (a warm run makes no request; an image
         the engine says only image volumes use is skipped before any request: it starts no
         program)."""
+        self._resolved.update(references)
         resolver = self.resolver
         shown = (
             self.progress(lambda: resolver.stats.cache_hits + resolver.stats.locked)
@@ -263,7 +273,11 @@ class Session:
         }
 
     def findings(self) -> list[Finding]:
-        """What the parts had to say since the last call (the cache's warnings), as findings."""
+        """What the parts had to say since the last call (the cache's warnings, the policy's
+        overrides that matched no image of the run), as findings."""
+        if self._resolved and not self._overrides_said:
+            self._overrides_said = True
+            self._findings.extend(self._unused_overrides())
         if self._cache is not None:
             self._findings.extend(
                 Finding(CACHE_PROBLEM, "warning", message) for message in self._cache.warnings
@@ -271,6 +285,24 @@ class Session:
             self._cache.warnings.clear()
         found, self._findings = self._findings, []
         return found
+
+    def _unused_overrides(self) -> list[Finding]:
+        """A warning per override of the policy that answered no image of the run: a glob that
+        says nothing (mistyped, or written as no reference is normalised), which otherwise
+        only shows as "could not be resolved"."""
+        policy = self.config.policy
+        return [
+            Finding(
+                UNUSED_OVERRIDE,
+                "warning",
+                f"the override spec.overrides[{position}] {{image: "
+                f"{override.written or override.image!r}}} of the policy {policy.source} "
+                f"matched no image of this run (its glob reads {override.image!r} against "
+                "normalised references such as docker.io/library/nginx:1.27): the platforms it "
+                "declares were used for nothing",
+            )
+            for position, override in policy.resolution.unused_overrides(self._resolved)
+        ]
 
     def close(self) -> None:
         if self._cache is not None and self._owns_cache:
