@@ -14,7 +14,7 @@ import yaml
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import PLATFORM_PINNED_DIGEST
 from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, ResolutionPolicy
+from kmultiarch.core.policy import Exclusions, Policy, ResolutionPolicy, ScopePolicy
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution, lines_left, reference_lines
 from kmultiarch.yaml.edit import apply_operations
@@ -197,3 +197,21 @@ def test_a_plain_string_that_would_not_read_back_plain_is_quoted() -> None:
     ):
         operation = {"op": "replace", "path": "/v", "value": value}
         assert apply_operations(document, [operation]) == expected
+
+
+def test_repin_digests_leaves_a_workload_out_of_the_policys_scope_as_it_is() -> None:
+    """A workload in a namespace spec.exclude names shares the run's answer for the pinned
+    reference: its image field was listed for rewriting too."""
+    policy = Policy(
+        scope=ScopePolicy(exclude=Exclusions(namespaces=frozenset({"legacy"}))),
+        resolution=ResolutionPolicy(repin_digests=True),
+    )
+    excluded = _deployment("old", PINNED).replace(
+        "  name: old\n", "  name: old\n  namespace: legacy\n"
+    )
+    text = _deployment("web", PINNED) + "---\n" + excluded
+    result = mutate_text(text, policy, resolve=_resolve)
+    web, old = list(yaml.safe_load_all(result.stream()))
+    assert web["spec"]["template"]["spec"]["containers"][0]["image"] == REPINNED
+    assert old["spec"]["template"]["spec"]["containers"][0]["image"] == PINNED
+    assert result.stream().endswith(excluded)
