@@ -56,7 +56,7 @@ def fix_files(
         fail("no file was rewritten: fix the errors above or set failurePolicy: Ignore")
         return 1
     changed = result.changed_sources()
-    pods = Counter(pod.source for pod in result.pods if pod.status == "needs-change")
+    pods = Counter(pod.source for pod in result.pods if pod.writes)
     write_all_atomically({name: result.output_of(name) for name in changed})
     for name in changed:
         done = []
