@@ -273,11 +273,7 @@ class Session:
         }
 
     def findings(self) -> list[Finding]:
-        """What the parts had to say since the last call (the cache's warnings, the policy's
-        overrides that matched no image of the run), as findings."""
-        if self._resolved and not self._overrides_said:
-            self._overrides_said = True
-            self._findings.extend(self._unused_overrides())
+        """What the parts had to say since the last call (the cache's warnings), as findings."""
         if self._cache is not None:
             self._findings.extend(
                 Finding(CACHE_PROBLEM, "warning", message) for message in self._cache.warnings
@@ -286,10 +282,14 @@ class Session:
         found, self._findings = self._findings, []
         return found
 
-    def _unused_overrides(self) -> list[Finding]:
-        """A warning per override of the policy that answered no image of the run: a glob that
-        says nothing (mistyped, or written as no reference is normalised), which otherwise
-        only shows as "could not be resolved"."""
+    def unused_overrides(self) -> list[Finding]:
+        """For a run over manifests, once: a warning per override of the policy that answered
+        no image of the run (a glob mistyped, or written as no reference is normalised, which
+        otherwise only shows as "could not be resolved"). Nothing when the run resolved no
+        image, nor for runs about images named on the command line (inspect, verify)."""
+        if not self._resolved or self._overrides_said:
+            return []
+        self._overrides_said = True
         policy = self.config.policy
         return [
             Finding(
