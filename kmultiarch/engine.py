@@ -54,7 +54,7 @@ from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.preferences import apply_terms, planned_view, preference_terms
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import References, Resolution, Resolve, repin_text
+from kmultiarch.core.resolution import References, Resolution, Resolve, lines_left
 from kmultiarch.core.scheduling import (
     PodPlan,
     any_windows_build,
@@ -95,6 +95,7 @@ from kmultiarch.core.workloads import (
     find_workloads,
     is_skipped,
     may_hold_pods,
+    value_at,
 )
 from kmultiarch.errors import InvalidReferenceError, ManifestStreamError
 from kmultiarch.yaml.edit import EditHint, apply_operations, edit_hint
@@ -176,8 +177,9 @@ class DocumentOutcome:
     operations: list[Operation] = field(default_factory=list)
     new_text: str | None = None
     #: spec.repinDigests: (the image field's path, the reference as written, the same with the
-    #: index digest), rewritten in the text itself after the operations (nothing else on the
-    #: line changes; an RFC 6902 replace in --output patch).
+    #: index digest): a ``replace`` of that field, made with the operations (the scalar keeps
+    #: its quoting: nothing else on the line changes; an RFC 6902 replace in --output patch).
+    #: Only image fields of pods in scope: other text writing the reference is left as it is.
     repins: list[tuple[tuple[str | int, ...], str, str]] = field(default_factory=list)
 
     @property
@@ -212,19 +214,18 @@ class EngineResult:
         a document written anew without some of its comments is a warning naming them."""
         for source, document_outcomes in self.documents.items():
             for outcome in document_outcomes:
-                if outcome.operations:
+                repins = [Operation("replace", path, new) for path, _, new in outcome.repins]
+                if outcome.operations or repins:
                     lost: list[int] = []
                     derived = outcome.document.derived
                     outcome.new_text = apply_operations(
                         outcome.document,
-                        outcome.operations,
+                        [*outcome.operations, *repins],
                         lost_comments=lost,
                         hint=derived.hint if isinstance(derived, _Derived) else None,
                     )
                     if lost:
                         self.findings.append(_comments_lost(source, outcome.document, lost))
-                for _, pinned, repinned in outcome.repins:
-                    outcome.new_text, _ = repin_text(outcome.text, pinned, repinned)
 
     def stream(self) -> str:
         """Every source's output as one YAML stream, the way ``kubectl`` concatenates files."""
@@ -439,6 +440,7 @@ def run_documents(
     # An image only volumes use starts no program: spec.verify reads none of its layers.
     volume_only = volumes - programs
     resolutions = resolve(References(references, volume_only)) if references else {}
+    as_pinned = resolutions
     if policy.resolution.repin_digests:
         resolutions = _repinned(resolutions, resolve, volume_only)
     outcomes: dict[str, list[DocumentOutcome]] = {
@@ -448,7 +450,8 @@ def run_documents(
     findings: list[Finding] = []
     severity: Severity = "error" if policy.failure_policy == "Fail" else "warning"
     for pod in candidates:
-        decided = _decide(pod, policy, resolutions)
+        document = documents[pod.source][pod.document_index]
+        decided = _decide(pod, policy, _as_written(pod, document, resolutions, as_pinned))
         pods.append(decided)
         findings.extend(
             _findings_for(
@@ -486,6 +489,7 @@ def run_documents(
                         policy.scheduling.platforms,
                     )
                 )
+    findings.extend(_pins_left_findings(sources, outcomes))
     findings.extend(drift_findings(documents, policy.scheduling))
     findings.extend(unknown_kind_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     findings.extend(_injection_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
@@ -1323,18 +1327,103 @@ def _repinned(
     return updated
 
 
+def _as_written(
+    pod: PodOutcome,
+    document: SourceDocument,
+    resolutions: Mapping[ImageRef, Resolution],
+    as_pinned: Mapping[ImageRef, Resolution],
+) -> Mapping[ImageRef, Resolution]:
+    """The answers ``pod`` is decided on: a pinned reference it names through other text than
+    its image field (a Tekton step's ``$(params.image)``, whose parameter other steps may
+    read; an operator's default) is not rewritten, so the pod pulls it as written, and its pin
+    is said to be set elsewhere."""
+    if pod.status in ("excluded", "skipped"):
+        return resolutions
+    elsewhere: dict[ImageRef, Resolution] = {}
+    for image in pod.images:
+        answer = as_pinned.get(image.reference) if image.reference is not None else None
+        if answer is None or answer.pin is None or answer.pin.moved:
+            continue
+        path = image.container.image_path
+        if path and value_at(document.value, path) == image.container.image:
+            continue
+        pin = dataclass_replace(answer.pin, elsewhere=True)
+        elsewhere[answer.reference] = dataclass_replace(answer, pin=pin)
+    return {**resolutions, **elsewhere} if elsewhere else resolutions
+
+
 def _repins(pod: PodOutcome) -> list[tuple[tuple[str | int, ...], str, str]]:
     """The images ``spec.repinDigests`` rewrites to the index digest: (the field's path, as
-    written, repinned)."""
+    written, repinned). Only the image fields of a pod in scope (not of one skipped or
+    excluded), each holding the reference itself."""
+    if pod.status in ("excluded", "skipped"):
+        return []
     repins = []
     for image in pod.images:
         pin = image.resolution.pin if image.resolution is not None else None
         digest = image.reference.digest if image.reference is not None else None
-        if pin is None or not pin.repinned or digest is None or not image.container.image_path:
+        path = image.container.image_path
+        if pin is None or not pin.repinned or pin.elsewhere or digest is None or not path:
             continue
         repinned = image.container.image.replace(digest, pin.index_digest)
-        repins.append((image.container.image_path, image.container.image, repinned))
+        repins.append((path, image.container.image, repinned))
     return repins
+
+
+@dataclass(frozen=True)
+class PinsLeft:
+    """A pinned reference that a file still writes once its pods' image fields are repinned
+    (a ConfigMap's data, a skipped workload, a comment): ``lines``, each left as it is."""
+
+    source: str
+    reference: str
+    lines: tuple[int, ...]
+
+    @property
+    def message(self) -> str:
+        one = len(self.lines) == 1
+        where = ("line " if one else "lines ") + ", ".join(map(str, self.lines))
+        return (
+            f"{count_of(len(self.lines), 'other occurrence')} of {self.reference!r} left as "
+            f"{'it is' if one else 'they are'} ({where}): only the image fields of the pods "
+            "kmultiarch places are repinned, not other text (a ConfigMap's data, a skipped or "
+            "excluded workload); change it yourself if it names the image to run"
+        )
+
+
+def pins_left(
+    sources: Iterable[InputSource], documents: Mapping[str, Sequence[DocumentOutcome]]
+) -> list[PinsLeft]:
+    """Per file and reference repinned, the lines that still write the pinned reference."""
+    found: list[PinsLeft] = []
+    for source in sources:
+        rewritten: dict[str, list[int]] = {}
+        for outcome in documents.get(source.name, ()):
+            if outcome.repins:
+                locator = Locator(outcome.document.node, outcome.document.start_line)
+                for path, written, _ in outcome.repins:
+                    rewritten.setdefault(written, []).append(locator.line_of(path))
+        for written, lines in rewritten.items():
+            left = lines_left(source.text, written, lines)
+            if left:
+                found.append(PinsLeft(source.name, written, tuple(left)))
+    return found
+
+
+def _pins_left_findings(
+    sources: Iterable[InputSource], documents: Mapping[str, Sequence[DocumentOutcome]]
+) -> list[Finding]:
+    return [
+        Finding(
+            PLATFORM_PINNED_DIGEST,
+            "info",
+            left.message,
+            source=left.source,
+            line=left.lines[0],
+            image=left.reference,
+        )
+        for left in pins_left(sources, documents)
+    ]
 
 
 def _pin_findings(pod: PodOutcome, severity: Severity, base: Mapping[str, Any]) -> list[Finding]:
@@ -1365,11 +1454,15 @@ def _pin_findings(pod: PodOutcome, severity: Severity, base: Mapping[str, Any]) 
             continue
         platform = str(pin.platform) if pin.platform is not None else "one platform"
         repinned = written.replace(pinned, pin.index_digest)
-        done = (
-            "spec.repinDigests rewrites it, and the pod is decided on the index"
-            if pin.repinned
-            else "`kmultiarch fix --repin` rewrites it"
-        )
+        if pin.elsewhere:
+            done = (
+                "change it where it is set: it is not written in an image field, so "
+                "`kmultiarch fix --repin` and spec.repinDigests leave it"
+            )
+        elif pin.repinned:
+            done = "spec.repinDigests rewrites it, and the pod is decided on the index"
+        else:
+            done = "`kmultiarch fix --repin` rewrites it"
         findings.append(
             Finding(
                 PLATFORM_PINNED_DIGEST,

@@ -116,6 +116,7 @@ SCHEDULING_CONFLICT = "scheduling-conflict"
 UNRESOLVED_IMAGE = "unresolved-image"
 UNKNOWN_POD_KIND = "unknown-pod-kind"
 UNWRITABLE_CONSTRAINT = "unwritable-constraint"
+UNUSED_OVERRIDE = "unused-override"
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -270,6 +271,15 @@ RULES: dict[str, Rule] = {
             "Declare the kind in the policy's spec.podSpecs: the message (and `suggestion` in "
             "JSON) gives an entry to check against the operator's documentation and paste. "
             "If its operator makes no pods, list the kind in exclude.kinds.",
+        ),
+        Rule(
+            UNUSED_OVERRIDE,
+            "UnusedOverride",
+            "An override of the policy (spec.overrides) matched no image of the run",
+            "Overrides match the normalised reference (docker.io/library/nginx:1.27, as "
+            "`kmultiarch check -o json` lists the images); a glob is normalised the same way "
+            "(nginx:* is docker.io/library/nginx:*). Fix a glob that was meant for an image of "
+            "these manifests; one written for other manifests can stay.",
         ),
         Rule(
             UNRESOLVED_IMAGE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -23,6 +23,7 @@ from kmultiarch.core.operators import (
     catalogue_by_kind,
 )
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.scope import LabelSelector
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
@@ -77,13 +78,24 @@ class RegistrySettings:
 
 @dataclass(frozen=True)
 class Override:
-    """Platforms declared for images matching a glob, instead of looked up."""
+    """Platforms declared for images matching a glob, instead of looked up. ``image`` is the
+    glob as references are normalised (``docker.io/library/nginx:*``); ``written``, as the
+    policy gives it (``nginx:*``), for messages."""
 
     image: str
     platforms: frozenset[Platform]
+    written: str = ""
 
     def matches(self, normalised_reference: str) -> bool:
         return fnmatch.fnmatchcase(normalised_reference, self.image)
+
+    def matches_reference(self, reference: ImageRef) -> bool:
+        """Whether the override answers ``reference``: by its text, or, pinned to a digest,
+        by its name and tag alone (an override names a tag's images, not their digests)."""
+        if self.matches(str(reference)):
+            return True
+        unpinned = ImageRef(reference.registry, reference.repository, reference.tag)
+        return reference.digest is not None and self.matches(str(unpinned))
 
 
 @dataclass(frozen=True)
@@ -277,6 +289,28 @@ class ResolutionPolicy:
             if override.matches(normalised_reference):
                 return override
         return None
+
+    def override_of(self, reference: ImageRef) -> Override | None:
+        """The override answering ``reference``: the first matching its text, else, pinned to
+        a digest, the first matching its name and tag (see :meth:`Override.matches_reference`)."""
+        found = self.override_for(str(reference))
+        if found is None and reference.digest is not None:
+            found = self.override_for(
+                str(ImageRef(reference.registry, reference.repository, reference.tag))
+            )
+        return found
+
+    def unused_overrides(self, references: Iterable[ImageRef]) -> list[tuple[int, Override]]:
+        """The overrides (with their position) that answer none of ``references``: a glob
+        written for no image of the run (or mistyped), which says nothing."""
+        unused = dict(enumerate(self.overrides))
+        for reference in references:
+            for position, override in list(unused.items()):
+                if override.matches_reference(reference):
+                    del unused[position]
+            if not unused:
+                break
+        return list(unused.items())
 
     def registry_settings(self, registry: str) -> RegistrySettings:
         return self.registries.get(registry, RegistrySettings())

@@ -64,7 +64,7 @@ from kmultiarch.core.policy import (
     VerifyMode,
     VerifySettings,
 )
-from kmultiarch.core.reference import canonical_registry
+from kmultiarch.core.reference import canonical_registry, normalised_glob
 from kmultiarch.core.schema import Where, check_keys
 from kmultiarch.core.scope import parse_label_selector
 from kmultiarch.errors import InvalidPlatformError, PolicyError
@@ -479,17 +479,10 @@ def _overrides(value: object, where: Where, _read: Policy) -> tuple[Override, ..
         if not isinstance(image, str) or not image:
             raise (here / "image").error("expected a glob string")
         platforms = _platform_list(item.get("platforms"), here / "platforms")
-        overrides.append(Override(_pattern_with_canonical_host(image), frozenset(platforms)))
+        # Matched against normalised references, so normalised as they are (issue 36):
+        # {image: acme/app:1.0} and nginx:* as users write them, not only docker.io/...
+        overrides.append(Override(normalised_glob(image), frozenset(platforms), written=image))
     return tuple(overrides)
-
-
-def _pattern_with_canonical_host(pattern: str) -> str:
-    """An image glob whose registry host is spelt as references normalise it (lower case,
-    Docker Hub's aliases as docker.io), so that it matches them."""
-    first, slash, rest = pattern.partition("/")
-    if slash and (any(c in first for c in ".:") or first.lower() == "localhost"):
-        return f"{canonical_registry(first)}/{rest}"
-    return pattern
 
 
 def _preferences(value: object, where: Where, read: Policy) -> dict[Platform, int]:
@@ -917,7 +910,10 @@ SPEC: tuple[SpecKey, ...] = (
         default=None,
         configmap="yaml",
         doc="`[{image: GLOB, platforms: [...]}]`: platforms declared instead of looked up, the "
-        "glob matched against the normalised reference (`docker.io/library/nginx:1.27`)",
+        "glob normalised as references are (`nginx:*` is `docker.io/library/nginx:*`) and "
+        "matched against the normalised reference (`docker.io/library/nginx:1.27`); one that "
+        "matches no image of the run is a warning "
+        "([below](#specoverrides-globs-as-image-names-are-written))",
     ),
     SpecKey(
         "exclude",
@@ -967,7 +963,10 @@ SPEC: tuple[SpecKey, ...] = (
         doc="`true`: `mutate` and the KRM function write an image pinned to one platform's "
         "manifest of its tag's index (`NAME:TAG@DIGEST`, `platform-pinned-digest`) with the "
         "index digest, and decide the pod on the index, as `fix --repin` does "
-        "([fix.md](fix.md#--repin-digests-pinned-to-one-platforms-manifest))",
+        "([fix.md](fix.md#--repin-digests-pinned-to-one-platforms-manifest)); only the image "
+        "fields of the pods in scope are rewritten: other text writing the same reference (a "
+        "ConfigMap's `data`, a skipped or excluded workload, a Tekton parameter) is left as it "
+        "is, with an `info` finding naming its lines",
     ),
     SpecKey(
         "annotate",

@@ -135,6 +135,33 @@ class ImageRef:
         return text
 
 
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def normalised_glob(pattern: str) -> str:
+    """An image glob (``spec.overrides``) written as references are normalised, so that it
+    matches them as users mean it: ``acme/app:1.0`` -> ``docker.io/acme/app:1.0``,
+    ``nginx:*`` -> ``docker.io/library/nginx:*``, ``Docker.io/nginx`` ->
+    ``docker.io/library/nginx:latest``. A glob that starts with a glob character (``*``,
+    ``*/acme/*``) may match any registry and is left as written; a name with no tag, no digest
+    and no glob character in its last component gets ``:latest``, as a reference does."""
+    if not pattern or pattern[0] in _GLOB_CHARACTERS:
+        return pattern
+    remainder, at, digest = pattern.partition("@")
+    name, tag = _split_tag(remainder)
+    first, slash, rest = name.partition("/")
+    if slash and (any(c in first for c in ".:") or first == "localhost" or first.lower() != first):
+        registry, path = canonical_registry(first), rest
+    else:
+        registry, path = DOCKER_HUB, name
+    if registry == DOCKER_HUB and "/" not in path and path[:1] not in _GLOB_CHARACTERS:
+        path = f"library/{path}"
+    last = path.rpartition("/")[2]
+    if tag is None and not at and not _GLOB_CHARACTERS & set(last):
+        tag = DEFAULT_TAG
+    return f"{registry}/{path}" + (f":{tag}" if tag is not None else "") + at + digest
+
+
 def _split_tag(remainder: str) -> tuple[str, str | None]:
     """Split ``name[:tag]``: a ':' after the last '/' starts the tag."""
     slash = remainder.rfind("/")

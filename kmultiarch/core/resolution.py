@@ -34,6 +34,10 @@ class DigestPin:
     moved: bool = False
     #: spec.repinDigests: the answer is the index's, and mutate writes the index digest.
     repinned: bool = False
+    #: The pod names the reference through other text than its image field (a Tekton step's
+    #: ``$(params.image)``, an operator's default): no image field to rewrite, so the pin is
+    #: left as it is (and the pod decided on it) and is to be changed where it is set.
+    elsewhere: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,13 +104,30 @@ class References(list[ImageRef]):
 ProgressCallback = Callable[[int, int], None]
 
 
-def repin_text(text: str, pinned: str, repinned: str) -> tuple[str, int]:
-    """``text`` with every image reference written ``pinned`` (``NAME:TAG@DIGEST``, the digest
-    of one platform's manifest) written ``repinned`` (the index digest) instead: the reference
-    alone, nothing else on its line (quoting and comments kept). Every occurrence: the same
-    reference pins the same platform wherever it is written."""
-    pattern = re.compile(r"(?<![\w./:@-])" + re.escape(pinned) + r"(?![\w./:@-])")
-    return pattern.subn(lambda _: repinned, text)
+def reference_lines(text: str, reference: str) -> list[int]:
+    """The 1-based line of each place ``text`` writes ``reference`` alone (not as a part of a
+    longer name or reference), in order: where a pinned reference is written."""
+    pattern = re.compile(r"(?<![\w./:@-])" + re.escape(reference) + r"(?![\w./:@-])")
+    lines: list[int] = []
+    line, counted = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        lines.append(line)
+    return lines
+
+
+def lines_left(text: str, reference: str, rewritten: Iterable[int]) -> list[int]:
+    """The lines of ``text`` still writing ``reference`` once the fields at ``rewritten`` (the
+    lines of their keys: a value may follow on a later line) are written anew: for each, the
+    first occurrence at or after its line is taken away. What ``spec.repinDigests`` and
+    ``fix --repin`` leave as it is (a ConfigMap's data, a skipped workload's image)."""
+    left = reference_lines(text, reference)
+    for line in sorted(rewritten):
+        taken = next((i for i, found in enumerate(left) if found >= line), None)
+        if taken is not None:
+            del left[taken]
+    return left
 
 
 def tag_key(reference: ImageRef) -> str:

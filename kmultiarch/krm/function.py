@@ -215,6 +215,7 @@ def run_function(
             edit=False,
         )
         result.findings.extend(session.findings())
+        result.findings.extend(session.unused_overrides())
     findings = [
         *result.findings,
         Finding(RUN_SUMMARY, "info", "kmultiarch: " + summarise(result)),

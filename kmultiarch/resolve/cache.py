@@ -28,6 +28,7 @@ from kmultiarch.core.answers import (
     checked_platforms,
 )
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.reference import is_tag
 from kmultiarch.errors import CacheError
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ SCHEMA_VERSION = 1
 _PLATFORMS_PREFIX = "platforms:"
 _TAG_PREFIX = "tag:"
 _LOCK_PREFIX = "lock:"
+#: ``listed:NAME@DIGEST``: the index of repository NAME that lists the platform manifest DIGEST
+#: (a :class:`Listing`), for a pin written ``NAME@DIGEST`` without a tag.
+_LISTED_PREFIX = "listed:"
 #: How long a fleet's lock on a tag lasts: past it, a process that died holding it is replaced.
 TAG_LOCK_MS = 5000
 #: Digest answers in the shared level expire after 90 days unread, so that the store can evict
@@ -378,6 +382,16 @@ class PlatformRecord:
     children: IndexChildren | None = None
 
 
+@dataclass(frozen=True)
+class Listing:
+    """An index of a repository that lists a platform manifest: the index's digest, the tag
+    it was read by (None: read by digest) and the platform the manifest is listed under."""
+
+    index: str
+    platform: Platform
+    tag: str | None = None
+
+
 class ResolutionCache:
     """What the resolver knows from earlier runs: a local level over any :class:`CacheBackend`
     (the disk, or memory) and, with a URL, a shared level behind it (Redis, for a fleet).
@@ -507,6 +521,62 @@ class ResolutionCache:
         if self.shared is not None:
             self.shared.set(_PLATFORMS_PREFIX + digest, record, expire=SHARED_DIGEST_RETENTION)
 
+    def put_listings(
+        self,
+        name: str,
+        index: str,
+        children: IndexChildren,
+        tag: str | None = None,
+    ) -> None:
+        """Record, for each labelled entry of the index ``index`` of repository ``name`` (read
+        by ``tag``), that the index lists it: what tells ``NAME@DIGEST`` for a platform pin.
+        Immutable as a digest's platforms (an index lists what it lists); the tag only names
+        it in messages."""
+        for child, platform in children[:MAX_PLATFORMS]:
+            if platform is None or child == index:
+                continue
+            try:
+                checked_platforms([platform])  # not BuildKit's unknown/unknown attestations
+            except AnswerError:
+                continue
+            record: dict[str, Any] = {
+                "v": SCHEMA_VERSION,
+                "index": index,
+                "platform": str(platform),
+            }
+            if tag is not None:
+                record["tag"] = tag
+            key = f"{_LISTED_PREFIX}{name}@{child}"
+            self.backend.set(key, record)
+            if self.shared is not None:
+                self.shared.set(key, record, expire=SHARED_DIGEST_RETENTION)
+
+    def listings(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Listing]:
+        """The recorded index of each (repository name, platform manifest digest) that has
+        one: the local level first, then the shared one for the rest in one round trip (its
+        answers kept locally). A record that is not what kmultiarch writes is a miss."""
+        keys = {f"{_LISTED_PREFIX}{name}@{digest}": (name, digest) for name, digest in wanted}
+        found: dict[tuple[str, str], Listing] = {}
+        missing: list[str] = []
+        for key, pair in keys.items():
+            value = self.backend.get(key)
+            listing = _listing(value) if value is not None else None
+            if listing is not None:
+                found[pair] = listing
+            else:
+                missing.append(key)
+        if missing and self.shared is not None and self.shared.available:
+            for key, value in self.shared.get_many(missing).items():
+                if value is None:
+                    continue
+                listing = _listing(value)
+                if listing is None:
+                    self.shared.garbage(key)
+                    continue
+                self.backend.set(key, value)
+                found[keys[key]] = listing
+        return found
+
     # Coalescing across a fleet: the first process to miss a tag claims it in the shared level;
     # the others wait for its answer there (see resolve.remote).
 
@@ -609,6 +679,19 @@ def _tag_record(value: dict[str, Any]) -> TagRecord | None:
     except AnswerError:
         return None
     return TagRecord(digest, float(checked_at))
+
+
+def _listing(value: dict[str, Any]) -> Listing | None:
+    """A stored listing, checked by the grammar every answer meets (None: unusable)."""
+    tag = value.get("tag")
+    try:
+        index = checked_digest(value.get("index"))
+        (platform,) = checked_platforms([value.get("platform")])
+    except (AnswerError, ValueError):
+        return None
+    if tag is not None and not (isinstance(tag, str) and is_tag(tag)):
+        return None
+    return Listing(index, platform, tag)
 
 
 def _platform_record(value: dict[str, Any]) -> PlatformRecord:

@@ -27,7 +27,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
-from kmultiarch.core.oci import IMAGE_TYPES, ParsedManifest, compute_digest, parse_manifest
+from kmultiarch.core.oci import (
+    IMAGE_TYPES,
+    INDEX_TYPES,
+    ParsedManifest,
+    compute_digest,
+    parse_manifest,
+)
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError
@@ -36,7 +42,7 @@ if TYPE_CHECKING:
     # The network stack is imported by the runs that ask a tag, not by every run (issue 32).
     from kmultiarch.core.lock import ImageLock
     from kmultiarch.registry.client import RegistryClient
-    from kmultiarch.resolve.cache import ResolutionCache
+    from kmultiarch.resolve.cache import IndexChildren, ResolutionCache
 
 
 def pinned(resolutions: Iterable[Resolution]) -> list[Resolution]:
@@ -160,7 +166,7 @@ async def _pin(
         return None  # the pin is the tag's own manifest or index
     manifest = parse_manifest(fetched.body, fetched.content_type, source=source)
     if cache is not None:
-        _record_entries(cache, digest, manifest)
+        _record_entries(cache, reference, digest, manifest)
     if manifest.kind != "index":
         return DigestPin(reference.tag, digest, moved=True)
     children = {entry.digest: entry.platform for entry in manifest.entries}
@@ -184,12 +190,15 @@ def _announced(reference: ImageRef, announced: str | None, cache: ResolutionCach
     return known
 
 
-def _record_entries(cache: ResolutionCache, digest: str, manifest: ParsedManifest) -> None:
+def _record_entries(
+    cache: ResolutionCache, reference: ImageRef, digest: str, manifest: ParsedManifest
+) -> None:
     """Keep the entries of what the tag names in the platform record of its digest: the
     whole record when its platforms are the labels of its entries (an index of labelled image
     manifests, as the resolver reads it), else added to the resolver's record when there is
-    one (an image manifest has no entry)."""
+    one (an image manifest has no entry); and each labelled image entry as listed by it."""
     children = tuple((entry.digest, entry.platform) for entry in manifest.entries)
+    cache.put_listings(reference.name, digest, labelled_entries(manifest), reference.tag)
     labelled = manifest.kind == "index" and all(
         entry.platform is not None and entry.media_type in IMAGE_TYPES for entry in manifest.entries
     )
@@ -203,6 +212,50 @@ def _record_entries(cache: ResolutionCache, digest: str, manifest: ParsedManifes
     record = cache.get_platforms(digest)
     if record is not None:
         cache.put_platforms(digest, record.media_type, record.platforms, children)
+
+
+def labelled_entries(manifest: ParsedManifest) -> IndexChildren:
+    """An index's image manifests listed under a platform: what a pin can name."""
+    return tuple(
+        (entry.digest, entry.platform)
+        for entry in manifest.entries
+        if entry.platform is not None and entry.media_type in IMAGE_TYPES
+    )
+
+
+def bare_pins(resolutions: Iterable[Resolution]) -> list[Resolution]:
+    """The answers for ``NAME@DIGEST`` without a tag whose digest is an image manifest (one
+    platform's, perhaps of an index): resolved, from a registry, the cache or the lock."""
+    return [
+        resolution
+        for resolution in resolutions
+        if resolution.ok
+        and resolution.source != "override"
+        and resolution.reference.tag is None
+        and resolution.reference.digest is not None
+        and resolution.media_type not in INDEX_TYPES
+    ]
+
+
+def listed_pins(
+    cache: ResolutionCache, resolutions: Iterable[Resolution]
+) -> dict[ImageRef, DigestPin]:
+    """``NAME@DIGEST`` without a tag: a pin of one platform when the cache (the disk, then
+    the shared level) records an index of the repository listing that digest, as it does for
+    every index kmultiarch read (resolving its tag, or asking the tag of a pin). Nothing is
+    asked of a registry."""
+    wanted = {
+        (resolution.reference.name, resolution.reference.digest): resolution.reference
+        for resolution in bare_pins(resolutions)
+        if resolution.reference.digest is not None
+    }
+    if not wanted:
+        return {}
+    return {
+        wanted[pair]: DigestPin(listing.tag or listing.index, listing.index, listing.platform)
+        for pair, listing in cache.listings(wanted).items()
+        if listing.index != pair[1]
+    }
 
 
 def lock_pins(lock: ImageLock, resolutions: Iterable[Resolution]) -> dict[ImageRef, DigestPin]:

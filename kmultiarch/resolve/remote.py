@@ -26,6 +26,7 @@ from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError, ResolutionError
 from kmultiarch.registry.client import Endpoint, RegistryClient
 from kmultiarch.resolve.cache import ResolutionCache
+from kmultiarch.resolve.pins import labelled_entries
 
 #: How long a process waits for another one's answer to a tag, and how often it looks.
 COALESCE_WAIT = 3.0
@@ -176,6 +177,10 @@ class _Lookup:
             await self._platforms(endpoint, repository, manifest, source, depth=0), source
         )
         self.cache.put_platforms(digest, manifest.media_type, platforms)
+        if manifest.kind == "index":
+            # What tells a later NAME@DIGEST of one of its platform manifests (resolve.pins).
+            entries = labelled_entries(manifest)
+            self.cache.put_listings(reference.name, digest, entries, reference.tag)
         if reference.digest is None:
             self.cache.put_tag(tag_key(reference), digest)
         return Resolution(reference, platforms, digest, manifest.media_type, "registry")

@@ -125,11 +125,7 @@ class Resolver:
 
     def _without_cache(self, reference: ImageRef) -> Resolution | None:
         """What an override or the lock says (or ``--offline``'s error), before any cache."""
-        override = self.policy.override_for(str(reference))
-        if override is None and reference.digest is not None:
-            override = self.policy.override_for(
-                str(ImageRef(reference.registry, reference.repository, reference.tag))
-            )
+        override = self.policy.override_of(reference)
         if override is not None:
             self.stats.overrides += 1
             return Resolution(reference, override.platforms, reference.digest, None, "override")

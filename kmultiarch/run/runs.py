@@ -47,6 +47,7 @@ def run_manifests(
             checking=checking,
         )
         result.findings.extend(session.findings())
+        result.findings.extend(session.unused_overrides())
     return result
 
 

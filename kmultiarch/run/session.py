@@ -17,7 +17,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from kmultiarch.core.findings import CACHE_PROBLEM, UNVERIFIED_IMAGE, Finding, count_of
+from kmultiarch.core.findings import (
+    CACHE_PROBLEM,
+    UNUSED_OVERRIDE,
+    UNVERIFIED_IMAGE,
+    Finding,
+    count_of,
+)
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, References, Resolution
 from kmultiarch.run.config import RunConfig
@@ -75,6 +81,9 @@ class Session:
         self.lock = load_lock(config)
         self._resolver: Resolver | None = None
         self._findings: list[Finding] = []
+        #: Every reference the run resolved, for the overrides that matched none of them.
+        self._resolved: set[ImageRef] = set()
+        self._overrides_said = False
 
     def __enter__(self) -> Session:
         return self
@@ -134,6 +143,7 @@ class Session:
         with ``spec.verify`` each image's verification (a warm run makes no request; an image
         the engine says only image volumes use is skipped before any request: it starts no
         program)."""
+        self._resolved.update(references)
         resolver = self.resolver
         shown = (
             self.progress(lambda: resolver.stats.cache_hits + resolver.stats.locked)
@@ -155,10 +165,15 @@ class Session:
     def _with_pins(self, resolved: dict[ImageRef, Resolution]) -> dict[ImageRef, Resolution]:
         """References pinned to one platform's manifest: ``NAME:TAG@DIGEST`` against what the
         tag names now (a platform manifest of its index, or a tag that moved; offline,
-        nothing), ``NAME@DIGEST`` against the indexes the lock records."""
-        from kmultiarch.resolve.pins import cached_pins, lock_pins, pinned, with_pins
+        nothing), ``NAME@DIGEST`` against the indexes the lock records, then (not offline)
+        those the cache records."""
+        from kmultiarch.resolve.pins import cached_pins, listed_pins, lock_pins, pinned, with_pins
 
         pins = lock_pins(self.lock, resolved.values()) if self.lock is not None else {}
+        if not self.config.offline:
+            # Offline renders depend on the lock alone, as the resolver's answers do.
+            rest = [r for r in resolved.values() if r.reference not in pins]
+            pins.update(listed_pins(self.cache, rest))
         if not self.config.offline and pinned(resolved.values()):
             # The cache answers a warm run (the tags' records, the indexes' entries): the
             # network stack is loaded only when a tag is to be asked.
@@ -266,6 +281,28 @@ class Session:
             self._cache.warnings.clear()
         found, self._findings = self._findings, []
         return found
+
+    def unused_overrides(self) -> list[Finding]:
+        """For a run over manifests, once: a warning per override of the policy that answered
+        no image of the run (a glob mistyped, or written as no reference is normalised, which
+        otherwise only shows as "could not be resolved"). Nothing when the run resolved no
+        image, nor for runs about images named on the command line (inspect, verify)."""
+        if not self._resolved or self._overrides_said:
+            return []
+        self._overrides_said = True
+        policy = self.config.policy
+        return [
+            Finding(
+                UNUSED_OVERRIDE,
+                "warning",
+                f"the override spec.overrides[{position}] {{image: "
+                f"{override.written or override.image!r}}} of the policy {policy.source} "
+                f"matched no image of this run (its glob reads {override.image!r} against "
+                "normalised references such as docker.io/library/nginx:1.27): the platforms it "
+                "declares were used for nothing",
+            )
+            for position, override in policy.resolution.unused_overrides(self._resolved)
+        ]
 
     def close(self) -> None:
         if self._cache is not None and self._owns_cache:

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -439,6 +440,57 @@ def _is_plain_safe(text: str) -> bool:
     return True
 
 
+def _in_own_style(node: Node, source: str, value: object, *, flow: bool) -> str | None:
+    """A string scalar replaced by another string, written as the old one was (plain, single
+    or double quoted), so that a digest pinned again changes nothing else on its line; None
+    when ``source`` is more than the scalar (a tag, an anchor), the old one was not a string,
+    or the new one cannot be written that way (it is then rendered as new values are)."""
+    if (
+        not isinstance(node, ScalarNode)
+        or node.tag != _STR_TAG
+        or not isinstance(value, str)
+        or "\n" in source
+        or "\r" in source
+    ):
+        return None
+    if not node.style:  # plain ('' from libyaml, None from the pure reader)
+        return value if source == node.value and _reads_plain(value, flow=flow) else None
+    if node.style == "'":
+        if source != "'" + node.value.replace("'", "''") + "'" or not value.isprintable():
+            return None
+        return "'" + value.replace("'", "''") + "'"
+    if node.style == '"' and len(source) >= 2 and source[0] == source[-1] == '"':
+        if flow:  # JSON's escapes, which YAML reads too: a JSON document stays JSON
+            return json.dumps(value, ensure_ascii=False)
+        return '"' + _DOUBLE_QUOTED_ESCAPE.sub(_escape_character, value) + '"'
+    return None
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+@functools.lru_cache(maxsize=256)
+def _reads_plain(value: str, *, flow: bool) -> bool:
+    """Whether ``value`` written plain reads back as that string, in a block or flow context
+    (a number, a boolean, a comment or an indicator would not)."""
+    if not value or not value.isprintable() or value != value.strip():
+        return False
+    probe = f"[{value}]" if flow else f"- {value}\n"
+    try:
+        node = yaml.compose(probe, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(node, SequenceNode) or len(node.value) != 1:
+        return False
+    item = node.value[0]
+    return (
+        isinstance(item, ScalarNode)
+        and not item.style
+        and item.tag == _STR_TAG
+        and item.value == value
+    )
+
+
 def _escape_character(match: re.Match[str]) -> str:
     character = match.group()
     named = _NAMED_ESCAPES.get(character)
@@ -823,11 +875,15 @@ class _FastEditor:
             return narrowed
         if isinstance(node, ScalarNode) and node.style in ("|", ">"):
             raise _NotExact
+        start = node.start_mark.index
+        end = node.end_mark.index
+        in_flow = parent is not None and _is_flow(parent)
+        kept = _in_own_style(node, self.text[start:end], value, flow=in_flow)
+        if kept is not None:
+            return [(start, end, depth, kept)]
         block_collection = not isinstance(node, ScalarNode) and not _is_flow(node)
         if block_collection and not self.content_starts_at_node(node):
             raise _NotExact
-        start = node.start_mark.index
-        end = node.end_mark.index
         begins_line = not self.line_prefix(start).strip(" ")
         # Flow where the value fits on the line: scalars, empty collections, and a flat
         # collection where a non-empty flow collection was (``values: [amd64]``).
@@ -879,11 +935,19 @@ class _FastEditor:
         self, container: Node, token: str, operation: _Operation, value: object
     ) -> Node | None:
         """The sequence under a flow mapping that ``operation`` narrows (``{key: ...,
-        values: ['amd64', 'arm64']}``): edited alone, so that the mapping keeps its text."""
+        values: ['amd64', 'arm64']}``), or the string it replaces by another written the same
+        way (``{reference: app@sha256:...}``): edited alone, so that the mapping keeps its
+        text."""
         if operation.kind != "replace" or not isinstance(container, MappingNode):
             return None
         child = self.mapping_child(container, token)
-        if child is None or self.narrowed_sequence(child, value, 0) is None:
+        if child is None:
+            return None
+        if isinstance(child, ScalarNode):
+            source = self.text[child.start_mark.index : child.end_mark.index]
+            kept = _in_own_style(child, source, value, flow=True)
+            return child if kept is not None else None
+        if self.narrowed_sequence(child, value, 0) is None:
             return None
         return child
 
@@ -1272,6 +1336,11 @@ class _FlowText:
         if id(node) in self.replaced or id(node) in self.touched:
             raise _Meets
         start, end = node.start_mark.index, node.end_mark.index
+        kept = _in_own_style(node, self.text[start:end], value, flow=True)
+        if kept is not None:
+            self._add(start, end, kept)
+            self.replaced.add(id(node))
+            return
         multi_line = self.text.find("\n", start, end) >= 0 or (
             not _is_leaf(value) and self.text.find("\n", self.root.start_mark.index, start) >= 0
         )

@@ -16,6 +16,7 @@ import yaml
 from support import SeededRegistry
 from support.cli import clean_env, run_kmultiarch
 from support.manifests import TEST_HOST, deployment, write_policy
+from support.seed import SeededImage
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -33,6 +34,19 @@ def _children(registry: SeededRegistry, key: str) -> dict[str, str]:
         for entry in index["manifests"]
         if entry.get("platform", {}).get("os") not in (None, "unknown")
     }
+
+
+def _tag_and_its_child(
+    tmp_path: Path, registry: SeededRegistry, platform: str
+) -> tuple[Path, SeededImage, str, Path]:
+    """The policy, the multi-arch catalogue image, the digest of its ``platform`` manifest and
+    a manifest naming the image by its tag (whose run reads the index)."""
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    child = _children(registry, "multiarch-oci")[platform]
+    tagged = tmp_path / "tagged.yaml"
+    tagged.write_text(deployment("web", [f"{TEST_HOST}/{seeded.repository}:{seeded.tag}"]))
+    return config, seeded, child, tagged
 
 
 def _pinned(registry: SeededRegistry, key: str, digest: str) -> str:
@@ -193,12 +207,8 @@ def test_a_digest_without_a_tag_is_a_pin_when_the_lock_knows_its_index(
 ) -> None:
     """NAME@DIGEST names no tag to ask: it is reported when the lock records an index of the
     repository listing the digest (lock --verify records each platform manifest's digest),
-    offline too; without such a lock, nothing is said."""
-    config = write_policy(tmp_path / "policy.yaml", registry)
-    seeded = registry.images["multiarch-oci"]
-    child = _children(registry, "multiarch-oci")["linux/amd64"]
-    tagged = tmp_path / "tagged.yaml"
-    tagged.write_text(deployment("web", [f"{TEST_HOST}/{seeded.repository}:{seeded.tag}"]))
+    offline too; without such a lock (nor a cache that read the index), nothing is said."""
+    config, seeded, child, tagged = _tag_and_its_child(tmp_path, registry, "linux/amd64")
     lock = tmp_path / "kmultiarch.lock"
     locked = run_kmultiarch(
         ["lock", "--verify", "warn", "--config", str(config), "-o", str(lock), str(tagged)],
@@ -210,11 +220,14 @@ def test_a_digest_without_a_tag_is_a_pin_when_the_lock_knows_its_index(
     bare = f"{TEST_HOST}/{seeded.repository}@{child}"
     manifest = tmp_path / "web.yaml"
     manifest.write_text(deployment("web", [bare]))
-    without = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    without = run_kmultiarch(
+        ["check", "--no-cache", "--config", str(config), str(manifest)], env=env
+    )
     assert "platform-pinned-digest" not in without.stdout + without.stderr
 
     checked = run_kmultiarch(
-        ["check", "--lock", str(lock), "--config", str(config), str(manifest)], env=env
+        ["check", "--no-cache", "--lock", str(lock), "--config", str(config), str(manifest)],
+        env=env,
     )
     assert checked.returncode == 1
     assert "[platform-pinned-digest]" in checked.stdout
@@ -379,3 +392,103 @@ def test_past_the_tag_ttl_a_platform_pin_costs_a_head_and_no_get(
     tag = f"{seeded.repository}/manifests/{seeded.tag}"
     assert stale.count("GET", tag) == 0
     assert stale.count("HEAD", tag) == 1
+
+
+def test_fix_repin_leaves_a_config_maps_data_and_a_skipped_workload_as_they_are(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """Issue 36, item 9: ``fix --repin`` rewrites the image fields of the pods it places and
+    nothing else: a ConfigMap's ``data`` writing the same reference and a workload annotated
+    ``kmultiarch.dev/skip`` stay byte for byte, and the summary line says how many were left
+    and on which lines. Before, the reference was replaced across the file's text."""
+    from support.manifests import line_of
+
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    child = _children(registry, "multiarch-oci")["linux/amd64"]
+    index = registry.images["multiarch-oci"].digest
+    pinned = _pinned(registry, "multiarch-oci", child)
+    config_map = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: launcher\n"
+        f'data:\n  image: "{pinned}"\n'
+    )
+    skipped = deployment("legacy", [pinned]).replace(
+        "  namespace: default\n",
+        "  namespace: default\n  annotations:\n    kmultiarch.dev/skip: 'true'\n",
+    )
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text("---\n".join([deployment("web", [pinned]), config_map, skipped]))
+    original = manifest.read_text()
+
+    fixed = run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
+    assert fixed.returncode == 1, fixed.stderr
+    after = manifest.read_text()
+    changed = [
+        (b, a) for b, a in zip(original.splitlines(), after.splitlines(), strict=False) if b != a
+    ]
+    assert changed[0] == (
+        f"        image: {pinned}",
+        f"        image: {pinned.replace(child, index)}",
+    )
+    assert config_map in after and skipped in after
+    lines = f"lines {line_of(original, pinned, 2)}, {line_of(original, pinned, 3)}"
+    assert "repinned 1 image to its index" in fixed.stdout
+    assert f"2 other occurrences of {pinned!r} left as they are ({lines})" in fixed.stdout
+    assert "[platform-pinned-digest]" not in fixed.stdout + fixed.stderr
+
+
+def test_a_digest_without_a_tag_is_a_pin_when_the_cache_knows_its_index(
+    tmp_path: Path, registry: SeededRegistry, env: dict[str, str]
+) -> None:
+    """Issue 36, item 10: with the cache warm (the tag was resolved: its index read) and no
+    lock, ``NAME@DIGEST`` of one of the index's platform manifests is reported, and ``fix
+    --repin`` writes the index digest, without asking the tag again. Before, only a lock
+    answered it: nothing was said."""
+    config, seeded, child, tagged = _tag_and_its_child(tmp_path, registry, "linux/amd64")
+    warmed = run_kmultiarch(["check", "--config", str(config), str(tagged)], env=env)
+    assert "platform-pinned-digest" not in warmed.stdout + warmed.stderr
+
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [f"{TEST_HOST}/{seeded.repository}@{child}"]))
+    asked = registry.mark()
+    checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=env)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "[platform-pinned-digest]" in checked.stdout
+    assert f"pins the linux/amd64 manifest of the index tag {seeded.tag} names" in checked.stdout
+    assert f"pin the index {seeded.digest} instead" in checked.stdout
+    assert asked.count("GET", f"/manifests/{seeded.tag}") == 0
+    assert asked.count("HEAD", f"/manifests/{seeded.tag}") == 0
+
+    offline = run_kmultiarch(
+        ["check", "--offline", "--config", str(config), str(manifest)], env=env
+    )
+    assert "platform-pinned-digest" not in offline.stdout + offline.stderr
+
+    fixed = run_kmultiarch(["fix", "--repin", "--config", str(config), str(manifest)], env=env)
+    assert fixed.returncode == 1, fixed.stderr
+    assert f"image: {TEST_HOST}/{seeded.repository}@{seeded.digest}\n" in manifest.read_text()
+
+
+def test_a_digest_without_a_tag_is_a_pin_when_the_shared_cache_knows_its_index(
+    tmp_path: Path, registry: SeededRegistry
+) -> None:
+    """The same through the shared level: runner A reads the index (its tag); runner B, with
+    an empty disk cache and no lock, reports B's NAME@DIGEST from what A recorded in Redis."""
+    from support.redis_server import RedisServer
+
+    config, seeded, child, tagged = _tag_and_its_child(tmp_path, registry, "linux/arm64")
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(deployment("web", [f"{TEST_HOST}/{seeded.repository}@{child}"]))
+    with RedisServer(tmp_path / "redis") as redis:
+
+        def runner(name: str) -> dict[str, str]:
+            return clean_env(
+                tmp_path,
+                {"KMULTIARCH_CACHE_DIR": str(tmp_path / name), "KMULTIARCH_CACHE_URL": redis.url},
+            )
+
+        first = run_kmultiarch(["check", "--config", str(config), str(tagged)], env=runner("a"))
+        assert first.returncode in (0, 1), first.stderr
+        checked = run_kmultiarch(["check", "--config", str(config), str(manifest)], env=runner("b"))
+    assert "[platform-pinned-digest]" in checked.stdout, checked.stdout + checked.stderr
+    assert "pins the linux/arm64 manifest" in checked.stdout
+    assert f"pin the index {seeded.digest} instead" in checked.stdout

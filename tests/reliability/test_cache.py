@@ -167,8 +167,10 @@ def test_16_processes_share_one_cache_directory(
         if wave == "warm":
             assert log.requests() == []
     assert [path.name for path in tmp_path.iterdir() if "corrupt" in path.name] == []
-    # A tag and a digest per image, and the inner index of nested-index.
-    assert len(_rows(cache)) == 2 * len(IMAGES) + 1
+    # A tag and a digest per image, and the inner index of nested-index (beside them, the
+    # platform manifests each index lists: listed:NAME@DIGEST, issue 36).
+    records = [row for row in _rows(cache) if not row[0].startswith("listed:")]
+    assert len(records) == 2 * len(IMAGES) + 1
 
 
 def test_the_cache_directory_is_private_and_holds_only_json(

@@ -249,7 +249,8 @@ def test_replaces_a_scalar() -> None:
         {"op": "replace", "path": "/spec/replicas", "value": 3},
         {"op": "add", "path": "/spec/name", "value": "yes"},
     ]
-    assert edit_fast(text, operations) == 'spec:\n  replicas: 3 # one\n  name: "yes"\n'
+    # the string keeps its quotes (a string replaced by a string is written as it was)
+    assert edit_fast(text, operations) == "spec:\n  replicas: 3 # one\n  name: 'yes'\n"
 
 
 def test_empty_flow_collections_become_block() -> None:

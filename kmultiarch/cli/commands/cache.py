@@ -25,11 +25,17 @@ def show_cache_info(directory: Path | None) -> int:
 
 
 def _kinds(keys: list[str]) -> str:
-    """How many entries of each kind: digests' platforms, tags, verification verdicts."""
+    """How many entries of each kind: digests' platforms, tags, verification verdicts, the
+    indexes listing platform manifests."""
     platforms = sum(1 for key in keys if key.startswith("platforms:"))
     tags = sum(1 for key in keys if key.startswith("tag:"))
     verdicts = sum(1 for key in keys if key.startswith("verify:"))
-    return f"{platforms} digests, {tags} tags" + (f", {verdicts} verdicts" if verdicts else "")
+    listings = sum(1 for key in keys if key.startswith("listed:"))
+    return (
+        f"{platforms} digests, {tags} tags"
+        + (f", {verdicts} verdicts" if verdicts else "")
+        + (f", {listings} listed manifests" if listings else "")
+    )
 
 
 def clear_cache(directory: Path | None) -> int:
@@ -69,7 +75,7 @@ def show_shared_info(url: str, ca: str | None = None, key_file: str | None = Non
     )
     try:
         keys = list(backend.keys())
-        entries = [k for k in keys if k.startswith(("platforms:", "tag:", "verify:"))]
+        entries = [k for k in keys if k.startswith(("platforms:", "tag:", "verify:", "listed:"))]
         signed = backend.verified(entries) if key is not None else None
         for message in backend.warnings:
             warn(message)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import replace as dataclass_replace
 from typing import TYPE_CHECKING
 
 from kmultiarch.cli.pipeline import note_skipped, report_findings, resolve_and_run
 from kmultiarch.core.findings import PLATFORM_PINNED_DIGEST, count_of
-from kmultiarch.core.resolution import repin_text
+from kmultiarch.engine import PinsLeft, pins_left
 from kmultiarch.io.inputs import write_all_atomically
 from kmultiarch.io.manifestfiles import read_inputs
 from kmultiarch.output.safe import printable
-from kmultiarch.yaml.stream import InputSource
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -25,40 +25,46 @@ def fix_files(
     from kmultiarch.cli.session import fail
 
     policy = options.load_policy()
+    if repin:
+        # As spec.repinDigests: the image fields of the pods in scope written with the index
+        # digest, and each pod decided on the index it then pulls (a pod pinned to the amd64
+        # manifest of a multi-arch index gets the arm64 toleration, not an amd64 affinity).
+        resolution = dataclass_replace(policy.resolution, repin_digests=True)
+        policy = dataclass_replace(policy, resolution=resolution)
     sources, skipped = read_inputs(paths, skip_non_manifests=skip_non_manifests)
     note_skipped(skipped, options)
     result = resolve_and_run(options, sources, policy)
     repinned: Counter[str] = Counter()
+    left: dict[str, list[PinsLeft]] = {}
     if repin:
-        # The index digest first, then the decision on what the file will say: a pod pinned to
-        # the amd64 manifest of a multi-arch index is decided as the multi-arch pod it becomes.
-        texts = {source.name: source.text for source in sources}
-        for finding in result.findings:
-            if finding.rule != PLATFORM_PINNED_DIGEST or not finding.suggestion:
-                continue
-            if not finding.image or finding.source not in texts:
-                continue
-            texts[finding.source], count = repin_text(
-                texts[finding.source], finding.image, finding.suggestion
-            )
-            repinned[finding.source] += count
-        if repinned:
-            sources = [InputSource(source.name, texts[source.name]) for source in sources]
-            result = resolve_and_run(options, sources, policy)
+        rewritten: set[tuple[str, int | None, tuple[str | int, ...]]] = set()
+        for name, outcomes in result.documents.items():
+            for index, outcome in enumerate(outcomes):
+                repinned[name] += len(outcome.repins)
+                rewritten.update((name, index, tuple(path)) for path, _, _ in outcome.repins)
+        # A pin rewritten is fixed: said in the summary line, not as a problem of the file.
+        result.findings[:] = [
+            finding
+            for finding in result.findings
+            if finding.rule != PLATFORM_PINNED_DIGEST
+            or (finding.source, finding.document_index, finding.path) not in rewritten
+        ]
+        for pins in pins_left(result.sources, result.documents):
+            left.setdefault(pins.source, []).append(pins)
     report_findings(result, options)
     if result.failed:
         fail("no file was rewritten: fix the errors above or set failurePolicy: Ignore")
         return 1
     changed = result.changed_sources()
     pods = Counter(pod.source for pod in result.pods if pod.writes)
-    written = [*changed, *(name for name in repinned if name not in changed)]
-    write_all_atomically({name: result.output_of(name) for name in written})
-    for name in written:
+    write_all_atomically({name: result.output_of(name) for name in changed})
+    for name in changed:
         done = []
-        if name in changed:
+        if pods[name] or not repinned[name]:
             done.append(f"added tolerations/affinity to {count_of(pods[name], 'pod spec')}")
         if repinned[name]:
             done.append(f"repinned {count_of(repinned[name], 'image')} to its index")
-        sys.stdout.write(f"fixed {printable(name)}: {'; '.join(done)}\n")
+        done.extend(pins.message for pins in left.get(name, ()))
+        sys.stdout.write(printable(f"fixed {name}: {'; '.join(done)}") + "\n")
     sys.stdout.flush()
-    return 1 if written else 0
+    return 1 if changed else 0

@@ -196,7 +196,7 @@ def _missing_from_lock(lock: ImageLock, policy: Policy, sources: list[InputSourc
     result = run(sources, policy, record)
     missing = []
     for reference in dict.fromkeys(seen):
-        if policy.resolution.override_for(str(reference)) is not None:
+        if policy.resolution.override_of(reference) is not None:
             continue
         if lock.lookup(reference) is None:
             users = sorted(
