@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
+from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
+from support.manifests import TEST_HOST, deployment, write_policy
 from support.measure import run_measured
 from support.schemas import validate_sarif
 from support.workflow_commands import workflow_commands
@@ -477,6 +479,110 @@ def test_a_yaml_dump_holding_a_huge_scalar_is_refused_in_bounded_memory(shop: Pa
     assert measured.stdout == b""
     assert measured.max_rss < 120 << 20, measured.max_rss
     assert "huge.yaml:4: item 1 of items is larger than 8388608 bytes" in measured.stderr
+
+
+def test_a_pin_to_the_nodes_own_platform_is_not_why_it_died_there(
+    tmp_path: Path, registry: SeededRegistry
+) -> None:
+    """An image pinned to its index's linux/amd64 manifest, the pod already required on amd64,
+    dies with exec format error on an amd64 node: the node ran the platform pinned, so the pin
+    is not the cause (the engine still finds it, platform-pinned-digest, and check says so);
+    the image's program is not built for what it claims: image-lies, `kmultiarch verify`.
+    Before, triage said platform-pinned-digest there too. On an arm64 node it is the pin."""
+    env = clean_env(tmp_path)
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    index = json.loads(seeded.manifest.data)
+    child = next(
+        entry["digest"]
+        for entry in index["manifests"]
+        if entry.get("platform", {}).get("architecture") == "amd64"
+    )
+    pinned = f"{TEST_HOST}/{seeded.repository}:{seeded.tag}@{child}"
+    required = (
+        "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuring"
+        "Execution:\n            nodeSelectorTerms:\n            - matchExpressions:\n"
+        "              - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+    )
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "web.yaml").write_text(
+        deployment("web", [pinned], namespace="shop", extra_spec=required)
+    )
+    template = yaml.safe_load((tmp_path / "deploy" / "web.yaml").read_text())
+    for arch in ("amd64", "arm64"):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "web-6b8d5f7c9d-q4wzt",
+                "namespace": "shop",
+                "uid": "uid-web",
+                "labels": {"app": "web", "pod-template-hash": "6b8d5f7c9d"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web-6b8d5f7c9d",
+                        "uid": "uid-rs",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {**template["spec"]["template"]["spec"], "nodeName": f"{arch}-1"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "c0",
+                        "image": pinned,
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 3,
+                        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                        "lastState": {
+                            "terminated": {
+                                "exitCode": 255,
+                                "reason": "Error",
+                                "message": "exec /usr/bin/app: exec format error\n",
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": f"{arch}-1",
+                "labels": {"kubernetes.io/arch": arch, "kubernetes.io/os": "linux"},
+            },
+        }
+        dump = {"apiVersion": "v1", "kind": "List", "items": [pod, node]}
+        (tmp_path / "cluster.json").write_text(json.dumps(dump))
+        result = run_kmultiarch(
+            [
+                "triage",
+                "deploy/",
+                "--cluster",
+                "cluster.json",
+                "--config",
+                str(config),
+                "-o",
+                "json",
+            ],
+            env=env,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 1, result.stderr
+        (failure,) = result.json()["failures"]
+        if arch == "amd64":
+            assert failure["cause"] == "image-lies", failure
+            assert failure["next"].startswith("kmultiarch verify "), failure
+            assert failure["next"].endswith(pinned), failure
+        else:
+            assert failure["cause"] == "platform-pinned-digest", failure
+            assert seeded.digest in failure["detail"], failure
 
 
 def test_the_worked_example_of_the_doc_is_what_triage_prints(shop: Path) -> None:

@@ -575,6 +575,40 @@ def test_each_cause(
         assert "verification: mismatch: /web is built for x86-64" in diagnosis.detail
 
 
+PINNED_FINDING = (
+    "image 'registry.example/web:1@sha256:aa' of container 'web' pins the linux/amd64 manifest "
+    "of the index tag 1 names: every node pulls linux/amd64; pin the index sha256:bb instead"
+)
+
+
+@pytest.mark.parametrize(
+    ("node_arch", "cause", "next_step"),
+    [
+        ("amd64", "image-lies", "kmultiarch verify registry.example/web:1"),
+        ("arm64", "platform-pinned-digest", "pin the digest of the tag's index instead, then run"),
+    ],
+)
+def test_a_pin_to_the_nodes_own_platform_is_not_the_cause_of_an_exec_format_error(
+    node_arch: str, cause: str, next_step: str
+) -> None:
+    """Pinned to the index's linux/amd64 manifest (the engine's platform-pinned-digest), the
+    template already required on amd64, the container dies with exec format error on an amd64
+    node: it ran the platform pinned, so the image lies about it. Before: the pin was said."""
+    diagnosis = classify(
+        failure_of("exec-format-error", node_arch=node_arch),
+        [image({AMD64}, pinned=True, single_manifest=True)],
+        template("ok", pinned_digest_findings=(PINNED_FINDING,)),
+        None,
+        manifests_given=True,
+        owner="Deployment shop/web",
+    )
+    assert diagnosis is not None
+    assert diagnosis.cause == cause
+    assert diagnosis.next_step.startswith(next_step)
+    if cause == "image-lies":
+        assert "lists linux/amd64, the node's platform" in diagnosis.detail
+
+
 def test_not_in_manifests_names_the_owner_and_what_the_pod_lacks() -> None:
     pod_view = TemplateFacts(
         ResourceRef("v1", "Pod", "web-6b8d5f7c9d-q4wzt", "shop"),
