@@ -361,7 +361,8 @@ def test_a_list_of_lists_joined_with_jq_s_is_read_not_dropped() -> None:
         json.loads(json.dumps(item, sort_keys=True)) for item in expected
     ]
     assert items(yaml.safe_dump(copy.deepcopy(both)).encode()) == expected
-    # A List in a List too large for one chunk is walked key by key, as the top one is.
+    # A List in a List too large to be decoded whole (over 256 KiB) is walked key by key, as
+    # the top one is.
     padded = cluster_dump["items"] + [running_pod(index) for index in range(2000)]
     large = joined({**cluster_dump, "items": padded}, events_dump)
     data = json.dumps(large, indent=1).encode()
@@ -622,7 +623,10 @@ def test_the_order_of_keys_changes_nothing(
         document = joined(document)
     kind_first = dict(sorted(document.items(), key=lambda entry: entry[0] != "kind"))
     expected = _objects_or_refusal(json.dumps(kind_first).encode())
-    with mock.patch.object(clusterdump, "_WALKED_BEYOND", 0 if walked else 1 << 18):
+    decoded_whole = clusterdump._JsonItems._whole
+    never_whole = mock.patch.object(clusterdump._JsonItems, "_whole", lambda _self, _what: None)
+    with never_whole if walked else contextlib.nullcontext():
+        assert (clusterdump._JsonItems._whole is decoded_whole) is not walked
         assert _objects_or_refusal(json.dumps(document, sort_keys=True).encode()) == expected
         assert _objects_or_refusal(json.dumps(kind_first).encode()) == expected
     assert _objects_or_refusal(yaml.safe_dump(document).encode()) == expected
