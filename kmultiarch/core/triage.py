@@ -38,7 +38,8 @@ the engine, joined by :mod:`kmultiarch.assess.triage`):
    ``missing-constraint``    the template lacks what ``mutate`` would add
    ``image-lies``            the registry lists the node's platform, yet the container died
                              with exec format error
-   ``platform-pinned-digest`` the image is pinned to one platform's manifest, not the index
+   ``platform-pinned-digest`` the image is pinned to one platform's manifest, not the index,
+                             and the pod ran on another platform
    ``over-constrained``      a selector or affinity leaves no node whose architecture runs
                              the images, or a taint is not tolerated though they run there
    ``not-in-manifests``      the workload that made the pod is not in the files given
@@ -1226,13 +1227,16 @@ def _pinned(
     images: Sequence[ImageFacts], node: Platform | None, template: TemplateFacts | None
 ) -> tuple[str, str] | None:
     """Why the failure comes from a digest pinned to one platform's manifest, and the
-    reference to pin instead (empty when not known); None when it does not."""
+    reference to pin instead (empty when not known); None when it does not: the pin is the
+    cause only where the node is not of the platform pinned (pinned to linux/amd64 and dead
+    on an amd64 node, the pod ran what it was pinned to, though the engine finds the pin)."""
+    pins = [i for i in images if i.pinned and i.single_manifest and i.platforms]
+    if node is not None and pins and all(_runs_on(i.platforms or frozenset(), node) for i in pins):
+        return None
     if template is not None and template.pinned_digest_findings:
         return template.pinned_digest_findings[0], ""
-    for image in images:
-        if not (image.pinned and image.single_manifest and image.platforms):
-            continue
-        if node is not None and _runs_on(image.platforms, node):
+    for image in pins:
+        if not image.platforms or (node is not None and _runs_on(image.platforms, node)):
             continue
         only = ", ".join(sorted(str(p) for p in image.platforms))
         on = f", and the pod ran on {node}" if node is not None else ""

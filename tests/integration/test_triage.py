@@ -10,13 +10,17 @@ import importlib.util
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
+from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
+from support.manifests import TEST_HOST, deployment, write_policy
+from support.measure import run_measured
 from support.schemas import validate_sarif
 from support.workflow_commands import workflow_commands
 
@@ -380,7 +384,7 @@ BAD_INPUT = [
     (
         "deep.json",
         b'{"apiVersion":"v1","kind":"List","items":[' + b"[" * 50_000 + b"]" * 50_000 + b"]}",
-        "deep.json:1: an item of items nests deeper than",
+        "deep.json:1: item 1 of items nests deeper than",
     ),
 ]
 
@@ -401,9 +405,186 @@ def test_a_huge_object_is_refused_at_the_limit(shop: Path) -> None:
     (shop / "huge.json").write_bytes(huge + b"a" * 3_000_000 + b'"}]}')
     result = triage(shop, "--cluster", "huge.json", "--max-object-size", "1048576")
     assert result.returncode == 2
-    assert "huge.json:1: an item of items is larger than 1048576 bytes" in result.stderr
+    assert "huge.json:1: item 1 of items is larger than 1048576 bytes" in result.stderr
     usage = triage(shop, "-", "--cluster", "-")
     assert usage.returncode == 2 and "stdin (-) can be read once" in usage.stderr
+
+
+def causes(result: Completed) -> dict[str, tuple[str, str]]:
+    return {name: (f["cause"], f["next"]) for name, f in by_workload(result).items()}
+
+
+def test_dumps_joined_with_jq_s_are_triaged_not_dropped(shop: Path) -> None:
+    """``jq -s`` of two dumps is a List whose items are Lists: their items are triaged as the
+    two dumps are; before, "read 2 objects", "no architecture failure", exit 0."""
+    separate = triage(
+        shop, "deploy/", "--cluster", "cluster.json", "--cluster", "events.json", "-o", "json"
+    )
+    assert separate.returncode == 1, separate.stderr
+    dumps = [json.loads((shop / name).read_text()) for name in ("cluster.json", "events.json")]
+    joins = {"joined.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": dumps})}
+    jq = shutil.which("jq")
+    if jq is not None:  # the real jq too, when the machine has it
+        program = '{apiVersion: "v1", kind: "List", items: .}'
+        joins["jq.json"] = subprocess.run(
+            [jq, "-s", program, "cluster.json", "events.json"],
+            cwd=shop,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    for name, text in joins.items():
+        (shop / name).write_text(text)
+        result = triage(shop, "deploy/", "--cluster", name, "-o", "json")
+        assert result.returncode == 1, result.stderr
+        assert causes(result) == causes(separate)
+        summary = triage(shop, "deploy/", "--cluster", name).stdout.splitlines()[-1]
+        assert "5 architecture failures" in summary and "read 18 objects" in summary
+
+
+def test_the_api_servers_typed_list_with_sorted_keys_is_triaged(shop: Path) -> None:
+    """``kubectl get --raw /api/v1/pods`` (a PodList: items without apiVersion and kind) with
+    its keys sorted (``jq -S``, ``yaml.safe_dump``): ``items`` before ``kind``. Before, "item 1
+    of items has no apiVersion and kind", exit 2."""
+    dump = json.loads((shop / "cluster.json").read_text())
+    rest = {**dump, "items": [item for item in dump["items"] if item["kind"] != "Pod"]}
+    pods = [
+        {key: value for key, value in item.items() if key not in ("apiVersion", "kind")}
+        for item in dump["items"]
+        if item["kind"] == "Pod"
+    ]
+    raw = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": pods}
+    (shop / "rest.json").write_text(json.dumps(rest))
+    (shop / "pods.json").write_text(json.dumps(raw, sort_keys=True, indent=2))
+    (shop / "pods.yaml").write_text(yaml.safe_dump(raw))
+    expected = causes(triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "json"))
+    for name in ("pods.json", "pods.yaml"):
+        result = triage(shop, "deploy/", "--cluster", name, "--cluster", "rest.json", "-o", "json")
+        assert result.returncode == 1, result.stderr
+        assert causes(result) == expected
+
+
+def test_a_yaml_dump_holding_a_huge_scalar_is_refused_in_bounded_memory(shop: Path) -> None:
+    """One 96 MiB scalar: refused at the object's limit (8 MiB) as it is scanned. Before,
+    libyaml held it whole and PyYAML copied it: 249 MiB at the peak, against some 60 MiB for
+    the same refused as JSON."""
+    head = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
+    with (shop / "huge.yaml").open("w") as dump:
+        dump.write(head + "  metadata: {name: blob}\n  data:\n    blob: ")
+        for _ in range(96):
+            dump.write("a" * (1 << 20))
+        dump.write("\n")
+    measured = run_measured(
+        ["triage", "--cluster", "huge.yaml", *OFFLINE], env=clean_env(shop.parent), cwd=shop
+    )
+    assert measured.returncode == 2, measured.stderr
+    assert measured.stdout == b""
+    assert measured.max_rss < 120 << 20, measured.max_rss
+    assert "huge.yaml:4: item 1 of items is larger than 8388608 bytes" in measured.stderr
+
+
+def test_a_pin_to_the_nodes_own_platform_is_not_why_it_died_there(
+    tmp_path: Path, registry: SeededRegistry
+) -> None:
+    """An image pinned to its index's linux/amd64 manifest, the pod already required on amd64,
+    dies with exec format error on an amd64 node: the node ran the platform pinned, so the pin
+    is not the cause (the engine still finds it, platform-pinned-digest, and check says so);
+    the image's program is not built for what it claims: image-lies, `kmultiarch verify`.
+    Before, triage said platform-pinned-digest there too. On an arm64 node it is the pin."""
+    env = clean_env(tmp_path)
+    config = write_policy(tmp_path / "policy.yaml", registry)
+    seeded = registry.images["multiarch-oci"]
+    index = json.loads(seeded.manifest.data)
+    child = next(
+        entry["digest"]
+        for entry in index["manifests"]
+        if entry.get("platform", {}).get("architecture") == "amd64"
+    )
+    pinned = f"{TEST_HOST}/{seeded.repository}:{seeded.tag}@{child}"
+    required = (
+        "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuring"
+        "Execution:\n            nodeSelectorTerms:\n            - matchExpressions:\n"
+        "              - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+    )
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "web.yaml").write_text(
+        deployment("web", [pinned], namespace="shop", extra_spec=required)
+    )
+    template = yaml.safe_load((tmp_path / "deploy" / "web.yaml").read_text())
+    for arch in ("amd64", "arm64"):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "web-6b8d5f7c9d-q4wzt",
+                "namespace": "shop",
+                "uid": "uid-web",
+                "labels": {"app": "web", "pod-template-hash": "6b8d5f7c9d"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web-6b8d5f7c9d",
+                        "uid": "uid-rs",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {**template["spec"]["template"]["spec"], "nodeName": f"{arch}-1"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "c0",
+                        "image": pinned,
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 3,
+                        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                        "lastState": {
+                            "terminated": {
+                                "exitCode": 255,
+                                "reason": "Error",
+                                "message": "exec /usr/bin/app: exec format error\n",
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": f"{arch}-1",
+                "labels": {"kubernetes.io/arch": arch, "kubernetes.io/os": "linux"},
+            },
+        }
+        dump = {"apiVersion": "v1", "kind": "List", "items": [pod, node]}
+        (tmp_path / "cluster.json").write_text(json.dumps(dump))
+        result = run_kmultiarch(
+            [
+                "triage",
+                "deploy/",
+                "--cluster",
+                "cluster.json",
+                "--config",
+                str(config),
+                "-o",
+                "json",
+            ],
+            env=env,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 1, result.stderr
+        (failure,) = result.json()["failures"]
+        if arch == "amd64":
+            assert failure["cause"] == "image-lies", failure
+            assert failure["next"].startswith("kmultiarch verify "), failure
+            assert failure["next"].endswith(pinned), failure
+        else:
+            assert failure["cause"] == "platform-pinned-digest", failure
+            assert seeded.digest in failure["detail"], failure
 
 
 def test_the_worked_example_of_the_doc_is_what_triage_prints(shop: Path) -> None:

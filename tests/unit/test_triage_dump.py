@@ -12,6 +12,7 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
@@ -19,7 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.core.triage import failures
+from kmultiarch.io import clusterdump
 from kmultiarch.io.clusterdump import (
+    MAX_LIST_NESTING,
     ClusterDumpError,
     DumpLimits,
     dump_items,
@@ -251,27 +254,42 @@ def test_a_directory_and_a_missing_file_are_refused(tmp_path: Path) -> None:
         read_cluster([str(tmp_path / "absent.json")])
 
 
-class GeneratedDump(io.RawIOBase):
-    """``kubectl get pods -A -o json`` of ``count`` running pods, made as it is read: the
-    dump never exists whole in memory."""
+def running_pod(index: int, typed: bool = True) -> dict[str, Any]:
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"web-{index}", "namespace": "shop", "uid": f"u{index}"},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+        "status": {"phase": "Running", "message": "x" * 400},
+    }
+    if not typed:  # an item of the API server's typed list (PodList)
+        del pod["apiVersion"], pod["kind"]
+    return pod
 
-    def __init__(self, count: int) -> None:
-        self._parts = self._generate(count)
+
+def generated_list(count: int, typed: bool = True, pending_every: int = 0) -> Iterator[bytes]:
+    """``kubectl get pods -A -o json`` of ``count`` pods, as kubectl prints it (keys sorted:
+    items before kind), a part at a time; ``typed=False``: the API server's PodList with its
+    keys sorted (``jq -S``), items without apiVersion and kind before ``kind: PodList``.
+    ``pending_every``: every so many pods is Pending (kept by triage)."""
+    yield b'{\n    "apiVersion": "v1",\n    "items": [\n'
+    for index in range(count):
+        pod = running_pod(index, typed)
+        if pending_every and index % pending_every == 0:
+            pod["status"]["phase"] = "Pending"
+        yield (b",\n" if index else b"") + json.dumps(pod, indent=4, sort_keys=True).encode()
+    kind = "List" if typed else "PodList"
+    yield f'\n    ],\n    "kind": "{kind}",\n    "metadata": {{"resourceVersion": ""}}\n}}'.encode()
+
+
+class GeneratedDump(io.RawIOBase):
+    """A dump made as it is read (by default ``kubectl get pods -A -o json`` of ``count``
+    running pods): it never exists whole in memory."""
+
+    def __init__(self, count: int = 0, parts: Iterator[bytes] | None = None) -> None:
+        self._parts = parts if parts is not None else generated_list(count)
         self._pending = b""
         self.size = 0
-
-    def _generate(self, count: int) -> Iterator[bytes]:
-        yield b'{\n    "apiVersion": "v1",\n    "items": [\n'
-        for index in range(count):
-            pod = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": f"web-{index}", "namespace": "shop", "uid": f"u{index}"},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-                "status": {"phase": "Running", "message": "x" * 400},
-            }
-            yield (b",\n" if index else b"") + json.dumps(pod, indent=4).encode()
-        yield b'\n    ],\n    "kind": "List",\n    "metadata": {"resourceVersion": ""}\n}\n'
 
     def readable(self) -> bool:
         return True
@@ -309,6 +327,169 @@ def test_the_api_servers_typed_list_gives_its_items_their_type() -> None:
     assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
     (item,) = items(yaml.safe_dump(raw, sort_keys=False).encode())
     assert (item["apiVersion"], item["kind"]) == ("v1", "Pod")
+
+
+def peak_of(read: Any) -> tuple[Any, int]:
+    """What ``read()`` returns and the peak of the memory Python allocated meanwhile."""
+    tracemalloc.start()
+    try:
+        result = read()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
+def events() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((SHOP / "events.json").read_text())
+    return loaded
+
+
+def joined(*dumps: object) -> dict[str, Any]:
+    """What ``jq -s '{apiVersion: "v1", kind: "List", items: .}' a.json b.json`` prints."""
+    return {"apiVersion": "v1", "kind": "List", "items": list(dumps)}
+
+
+def test_a_list_of_lists_joined_with_jq_s_is_read_not_dropped() -> None:
+    """Two dumps joined into one List (``jq -s``): the items of each are read; before, the
+    two Lists were two objects of no kind triage keeps ("read 2 objects", exit 0)."""
+    cluster_dump, events_dump = cluster(), events()
+    expected = cluster_dump["items"] + events_dump["items"]
+    both = joined(cluster_dump, events_dump)
+    assert items(json.dumps(both).encode()) == expected
+    assert items(json.dumps(both, indent=2, sort_keys=True).encode()) == [
+        json.loads(json.dumps(item, sort_keys=True)) for item in expected
+    ]
+    assert items(yaml.safe_dump(copy.deepcopy(both)).encode()) == expected
+    # A List in a List too large to be decoded whole (over 256 KiB) is walked key by key, as
+    # the top one is.
+    padded = cluster_dump["items"] + [running_pod(index) for index in range(2000)]
+    large = joined({**cluster_dump, "items": padded}, events_dump)
+    data = json.dumps(large, indent=1).encode()
+    assert len(json.dumps(large["items"][0])) > 1 << 20
+    assert items(data) == padded + events_dump["items"]
+    assert list(dump_items(Trickle(data, 4096), "pipe")) == padded + events_dump["items"]  # type: ignore[arg-type]
+    state = read_cluster(["-"], stdin=io.BytesIO(json.dumps(both).encode()))
+    assert (len(state.pods), sorted(state.nodes)) == (5, ["amd-1", "arm-1"])
+    assert state.seen == len(expected)
+
+
+def test_lists_joined_with_jq_s_are_streamed_in_bounded_memory() -> None:
+    def parts() -> Iterator[bytes]:
+        yield b'{"apiVersion": "v1", "items": [\n'
+        yield from generated_list(4_000)
+        yield b",\n"
+        yield from generated_list(4_000, typed=False, pending_every=1000)
+        yield b'\n], "kind": "List", "metadata": {}}\n'
+
+    dump = GeneratedDump(parts=parts())
+    state, peak = peak_of(lambda: read_cluster(["-"], stdin=dump))  # type: ignore[arg-type]
+    assert dump.size > 5_500_000
+    assert state.seen == 8_000 and len(state.pods) == 4  # the Pending pods of the PodList
+    assert peak < 3_000_000, peak
+
+
+@pytest.mark.parametrize("depth", [MAX_LIST_NESTING, MAX_LIST_NESTING + 1])
+def test_lists_nest_in_lists_to_a_bound(depth: int) -> None:
+    pod = cluster()["items"][0]
+    document: dict[str, Any] = joined(pod)
+    for _ in range(depth - 1):
+        document = joined(document)
+    for data in (json.dumps(document).encode(), yaml.safe_dump(document).encode()):
+        if depth <= MAX_LIST_NESTING:
+            assert items(data) == [pod]
+        else:
+            with pytest.raises(ClusterDumpError, match="give each dump its own --cluster"):
+                items(data)
+
+
+def test_a_typed_list_whose_keys_are_sorted_gives_its_items_their_type() -> None:
+    """``jq -S`` or ``yaml.safe_dump`` of the API server's PodList: ``items`` comes before
+    ``kind``; the items are typed when the kind is read, not refused ("has no apiVersion and
+    kind") for coming first."""
+    pods = [item for item in cluster()["items"] if item["kind"] == "Pod"]
+    bare = [{k: v for k, v in pod.items() if k not in ("apiVersion", "kind")} for pod in pods]
+    raw = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": bare}
+    for data in (
+        json.dumps(raw, sort_keys=True).encode(),
+        json.dumps(raw, sort_keys=True, indent=2).encode(),
+        yaml.safe_dump(copy.deepcopy(raw)).encode(),  # sort_keys=True, its default
+        json.dumps(joined(raw), sort_keys=True).encode(),  # a PodList in a List
+        yaml.safe_dump(joined(copy.deepcopy(raw))).encode(),
+        # apiVersion after kind and items: known only at the end
+        json.dumps({"items": bare, "kind": "PodList", "apiVersion": "v1"}).encode(),
+    ):
+        assert [json.dumps(item, sort_keys=True) for item in items(data)] == [
+            json.dumps(pod, sort_keys=True) for pod in pods
+        ]
+    # An item of a kind: List still needs its own apiVersion and kind, in any order.
+    untyped = {"apiVersion": "v1", "kind": "List", "items": [{"metadata": {}}]}
+    for data in (json.dumps(untyped, sort_keys=True).encode(), yaml.safe_dump(untyped).encode()):
+        with pytest.raises(ClusterDumpError, match="item 1 of items has no apiVersion and kind"):
+            items(data)
+
+
+def test_a_large_typed_list_whose_keys_are_sorted_is_held_on_disk_not_in_memory() -> None:
+    dump = GeneratedDump(parts=generated_list(6_000, typed=False, pending_every=500))
+    state, peak = peak_of(lambda: read_cluster(["-"], stdin=dump))  # type: ignore[arg-type]
+    assert dump.size > 4_000_000  # held: more than the 1 MiB held in memory
+    assert state.seen == 6_000 and len(state.pods) == 12
+    assert {pod.name for pod in state.pods.values()} == {f"web-{i}" for i in range(0, 6_000, 500)}
+    assert peak < 3_000_000, peak
+
+
+class HugeScalarYaml(io.RawIOBase):
+    """A YAML dump of ``prefix``, then a plain scalar of ``size`` bytes, then ``suffix``, made
+    as it is read; ``size`` counts the bytes read."""
+
+    def __init__(self, prefix: bytes, size: int, suffix: bytes = b"\n") -> None:
+        self._prefix, self._left, self._suffix = prefix, size, suffix
+        self.size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        size = size if size > 0 else 65536
+        data = self._prefix[:size]
+        self._prefix = self._prefix[len(data) :]
+        if len(data) < size and self._left:
+            run = min(self._left, size - len(data))
+            data += b"a" * run
+            self._left -= run
+        if len(data) < size and not self._left:
+            data += self._suffix[: size - len(data)]
+            self._suffix = self._suffix[size - len(data) :]
+        self.size += len(data)
+        return data
+
+
+HUGE_SCALARS = [
+    (
+        b"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  data:\n"
+        b"    x: ",
+        "dump.yaml:4: item 1 of items is larger than 1048576 bytes",
+    ),
+    (b"apiVersion: v1\nkind: ConfigMap\ndata:\n  x: ", "the document is larger than 1048576"),
+    (b"apiVersion: v1\nkind: List\nitems: []\nmetadata:\n  x: ", "the document is larger"),
+    (b"apiVersion: v1\nkind: List\nitems:\n- ", "item 1 of items is larger than 1048576"),
+    (b"apiVersion: v1\nkind: Pod\n---\n", "document 2 is larger than 1048576"),
+    (b"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  ? ", "item 1"),
+]
+
+
+@pytest.mark.parametrize(("prefix", "expected"), HUGE_SCALARS)
+def test_a_huge_yaml_scalar_is_refused_before_libyaml_holds_it_whole(
+    prefix: bytes, expected: str
+) -> None:
+    """One 32 MiB scalar with a 1 MiB limit: refused once the object's text passes the limit,
+    the rest unread; before, libyaml scanned it whole (and PyYAML copied it) before the reader
+    saw its size: 96 MiB peaked at 249 MiB."""
+    stream = HugeScalarYaml(prefix, 32 << 20)
+    limits = DumpLimits(max_object_bytes=1 << 20)
+    with pytest.raises(ClusterDumpError, match=expected):
+        list(dump_items(stream, "dump.yaml", limits))  # type: ignore[arg-type]
+    assert stream.size < (1 << 20) + 4 * 65536, stream.size
 
 
 class Failing(io.RawIOBase):
@@ -405,6 +586,50 @@ def test_any_json_is_read_or_refused(value: object) -> None:
 )
 def test_objects_of_any_shape_are_kept_or_refused(objects: list[dict[str, object]]) -> None:
     _read(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}).encode())
+
+
+def _objects_or_refusal(data: bytes) -> list[str] | None:
+    try:
+        return sorted(json.dumps(item, sort_keys=True) for item in items(data))
+    except ClusterDumpError:
+        return None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.fixed_dictionaries(
+        {"kind": st.sampled_from(["List", "PodList", "EventList", "Pod"])},
+        optional={"apiVersion": st.sampled_from(["v1", 3]), "metadata": JSON_VALUES},
+    ),
+    st.lists(
+        st.fixed_dictionaries(
+            {"metadata": JSON_VALUES},
+            optional={"apiVersion": st.just("v1"), "kind": KINDS, "items": JSON_VALUES},
+        )
+        | JSON_VALUES,
+        max_size=4,
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+def test_the_order_of_keys_changes_nothing(
+    header: dict[str, object], elements: list[object], nested: bool, walked: bool
+) -> None:
+    """The same dump with its keys in kubectl's order, the API server's (kind first) or sorted
+    (``jq -S``): the same objects, or refused alike; and alike whether the JSON reader
+    decodes each item whole or walks it key by key (as it does a large one)."""
+    document: dict[str, object] = {**header, "items": elements}
+    if nested:
+        document = joined(document)
+    kind_first = dict(sorted(document.items(), key=lambda entry: entry[0] != "kind"))
+    expected = _objects_or_refusal(json.dumps(kind_first).encode())
+    decoded_whole = clusterdump._JsonItems._whole
+    never_whole = mock.patch.object(clusterdump._JsonItems, "_whole", lambda _self, _what: None)
+    with never_whole if walked else contextlib.nullcontext():
+        assert (clusterdump._JsonItems._whole is decoded_whole) is not walked
+        assert _objects_or_refusal(json.dumps(document, sort_keys=True).encode()) == expected
+        assert _objects_or_refusal(json.dumps(kind_first).encode()) == expected
+    assert _objects_or_refusal(yaml.safe_dump(document).encode()) == expected
 
 
 SCHEDULER_PHRASES = st.sampled_from(
