@@ -43,6 +43,7 @@ from kmultiarch.core.findings import (
     unresolved_image_message,
 )
 from kmultiarch.core.operators import (
+    IMAGE_SELECTIONS,
     api_group,
     in_shape,
     injection_hints,
@@ -330,7 +331,9 @@ def _group_kind(api_version: str, kind: str) -> tuple[str, str]:
 def _takes_related(operators: Operators, api_version: str, kind: str) -> bool:
     entry = operators.get(_group_kind(api_version, kind))
     return entry is not None and any(
-        source.related is not None for placement in entry.placements for source in placement.images
+        source.related is not None or source.selected_by
+        for placement in entry.placements
+        for source in placement.images
     )
 
 
@@ -348,16 +351,17 @@ def _related_index(
         for document in docs
     ):
         return None
-    wanted = {
-        source.related[:2]
-        for entry in operators.values()
-        for placement in entry.placements
-        for source in placement.images
-        if source.related is not None
-    }
+    wanted: set[tuple[str, str]] = set()
+    for entry in operators.values():
+        for placement in entry.placements:
+            for source in placement.images:
+                if source.related is not None:
+                    wanted.add(source.related[:2])
+                if source.selected_by:
+                    wanted.update(IMAGE_SELECTIONS.get(source.selected_by, ()))
     if not wanted:
         return None
-    found: dict[tuple[str, str, str, str], Mapping[str, object]] = {}
+    found: dict[tuple[str, str, str], list[Mapping[str, object]]] = {}
     for docs in documents.values():
         for document in docs:
             known = document.resource_type
@@ -372,15 +376,18 @@ def _related_index(
                     continue
                 metadata = resource.get("metadata")
                 metadata = metadata if isinstance(metadata, Mapping) else {}
-                key = (
-                    *group_kind,
-                    str(metadata.get("namespace") or ""),
-                    str(metadata.get("name") or ""),
-                )
-                found[key] = resource
+                key = (*group_kind, str(metadata.get("namespace") or ""))
+                found.setdefault(key, []).append(resource)
 
-    def related(group: str, kind: str, namespace: str, name: str) -> Mapping[str, object] | None:
-        return found.get((group, kind, namespace, name))
+    def related(group: str, kind: str, namespace: str | None) -> list[Mapping[str, object]]:
+        if namespace is not None:
+            return found.get((group, kind, namespace), [])
+        return [
+            resource
+            for (found_group, found_kind, _), resources in found.items()
+            if (found_group, found_kind) == (group, kind)
+            for resource in resources
+        ]
 
     return related
 

@@ -67,6 +67,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("psmdb.percona.com", ("PerconaServerMongoDB",)),
         ("pxc.percona.com", ("PerconaXtraDBCluster",)),
         ("rabbitmq.com", ("RabbitmqCluster",)),
+        ("serving.kserve.io", ("InferenceService",)),
         ("ray.io", ("RayCluster", "RayCronJob", "RayJob", "RayService")),
         (
             "redis.redis.opstreelabs.in",

@@ -33,6 +33,7 @@ __all__ = [
     "Condition",
     "MAX_POINTER_TOKENS",
     "IMAGE_PARAMETERS",
+    "IMAGE_SELECTIONS",
     "ImageSource",
     "Inheritance",
     "MERGES",
@@ -107,6 +108,11 @@ class ImageSource:
     #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
     #: policy declares the image (``defaultImages``).
     operator_only: str = ""
+    #: The images are what the controller chooses among other resources of the stream, one of
+    #: :data:`IMAGE_SELECTIONS` (``kserve-runtime``: the ServingRuntime a KServe predictor
+    #: runs, :mod:`kmultiarch.core.kserve`; ``kserve-worker``: its workers'); the pointers
+    #: are then unused, and the runtime's scheduling fields are merged under the placement's.
+    selected_by: str = ""
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
         """Whether the pods run this source's images for ``resource``."""
@@ -323,6 +329,16 @@ class OperatorKind:
 #: The ways a controller substitutes variables in its images (:attr:`OperatorKind.
 #: image_parameters`; in a policy, a podSpecs entry's ``imageParameters``).
 IMAGE_PARAMETERS: tuple[str, ...] = ("tekton",)
+_KSERVE_RUNTIMES = (
+    ("serving.kserve.io", "ServingRuntime"),
+    ("serving.kserve.io", "ClusterServingRuntime"),
+)
+#: The selections of images among other resources of the stream a controller makes
+#: (:attr:`ImageSource.selected_by`), and the (API group, kind) of the resources each reads.
+IMAGE_SELECTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "kserve-runtime": _KSERVE_RUNTIMES,
+    "kserve-worker": _KSERVE_RUNTIMES,
+}
 
 
 def _p(text: str) -> Pointer:

@@ -9,8 +9,9 @@ their operators copy the scheduling fields from, with the images the resources n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
@@ -32,6 +33,9 @@ from kmultiarch.core.operators import (
     withheld_fields,
 )
 from kmultiarch.errors import format_field_path
+
+if TYPE_CHECKING:
+    from kmultiarch.core.kserve import RuntimeChoice
 
 Path = tuple[str | int, ...]
 
@@ -82,7 +86,8 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
 Operators = Mapping[tuple[str, str], OperatorKind]
 BUILT_IN_OPERATORS: Operators = built_in_operators()
 #: Finds a resource of the stream: (API group, kind, namespace, name) -> it, or None.
-Related = Callable[[str, str, str, str], "Mapping[str, object] | None"]
+#: The resources of the stream of a kind: (API group, kind, namespace; None: any namespace).
+Related = Callable[[str, str, str | None], "Sequence[Mapping[str, object]]"]
 
 
 def may_hold_pods(api_version: str, kind: str, operators: Operators | None = None) -> bool:
@@ -307,7 +312,7 @@ def _placement_targets(
             if not placement.exists_at(resource, holder_path):
                 continue  # an item whose pods the operator does not make (an arbiter not enabled)
             seen.add(holder_path)
-            containers, chosen, malformed = _placement_images(
+            containers, chosen, unselected, malformed = _placement_images(
                 resource, placement, holder_path, holder, path, namespace, related, images_from
             )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
@@ -318,6 +323,7 @@ def _placement_targets(
                     if image is not None
                 )
                 chosen = []
+            chosen.extend(unselected)
             if containers or chosen:
                 containers.extend(
                     ContainerImage((), "operator", image, added_by="operator")
@@ -328,6 +334,11 @@ def _placement_targets(
                 resource, placement, holder, blocked.get(shared, ()) if shared else ()
             )
             withheld = withheld_fields(resource, placement, holder, holder_path)
+            selected, taken = _selected_fields(resource, placement, holder, namespace, related)
+            if selected:
+                inherited = {**inherited, **selected}
+                withheld |= taken - {"nodeSelector"}
+                read_only |= taken
             # A shared object that placements merged over by position set a field of: not
             # written there (their own items would meet what is appended), but into each.
             read_only |= withheld | blocked.get(holder_path, frozenset())
@@ -436,18 +447,31 @@ def _placement_images(
     namespace: str,
     related: Related | None,
     images_from: Mapping[str, object] | None = None,
-) -> tuple[list[ContainerImage], list[str], list[tuple[Path, str]]]:
-    """The images of a placement's pods, the fields whose image the operator chooses, and the
-    image fields of the wrong type (path, message). ``images_from``: the resource with its
-    images as the controller runs them (variables substituted), where they are read."""
+) -> tuple[list[ContainerImage], list[str], list[str], list[tuple[Path, str]]]:
+    """The images of a placement's pods, the fields whose image the operator chooses, the
+    resources of the stream a selection found none of (a KServe runtime: no ``defaultImages``
+    stands for them), and the image fields of the wrong type (path, message). ``images_from``:
+    the resource with its images as the controller runs them (variables substituted), where
+    they are read."""
     containers: list[ContainerImage] = []
     chosen: list[str] = []
+    unselected: list[str] = []
     malformed: list[tuple[Path, str]] = []
     if placement.pod_spec:
         containers.extend(_pod_containers(holder, (*path, *holder_path)))
     for source in placement.images:
         if not source.counts_for(resource):
             continue  # a container the operator adds only when the resource asks for it
+        if source.selected_by:
+            choice = _selection(resource, source.selected_by, namespace, related)
+            if choice is not None and choice.missing:
+                unselected.append(choice.missing)
+            elif choice is not None:
+                containers.extend(
+                    ContainerImage((), where, image, added_by="related")
+                    for where, image in choice.images
+                )
+            continue
         origin, prefix = images_from if images_from is not None else resource, path
         if source.related is not None:
             origin = _related(resource, source.related, namespace, related) or {}
@@ -491,12 +515,69 @@ def _placement_images(
             )
         elif not found and source.required:
             chosen.append(_fields_of(source))
-    if not containers and not chosen:
+    if not containers and not chosen and not unselected:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
         chosen.extend(_fields_of(s) for s in placement.images)
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
-    return containers, chosen, malformed
+    return containers, chosen, unselected, malformed
+
+
+def _selection(
+    resource: Mapping[str, object], selected_by: str, namespace: str, related: Related | None
+) -> RuntimeChoice | None:
+    """What a controller chooses among the stream's resources for a placement's pods (None:
+    the selection does not apply; the placement's own containers are its images)."""
+    from kmultiarch.core.kserve import runtime_choice
+
+    return runtime_choice(
+        resource,
+        namespace,
+        related if related is not None else _no_related,
+        worker=selected_by == "kserve-worker",
+    )
+
+
+def _no_related(group: str, kind: str, namespace: str | None) -> Sequence[Mapping[str, object]]:
+    return ()
+
+
+def _selected_fields(
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder: Mapping[str, object],
+    namespace: str,
+    related: Related | None,
+) -> tuple[dict[str, object], frozenset[str]]:
+    """The scheduling fields a placement's pods take from what the controller selected (a
+    KServe runtime's, under the predictor's by a strategic merge patch: utils.go MergePodSpec):
+    the merged value of each, and those that cannot be written in the placement (the pods
+    take them from the runtime, which a list or node affinity written here would replace)."""
+    merged: dict[str, object] = {}
+    taken: set[str] = set()
+    for source in placement.images:
+        if not source.selected_by or not source.counts_for(resource):
+            continue
+        choice = _selection(resource, source.selected_by, namespace, related)
+        if choice is None:
+            continue
+        for name, value in choice.fields.items():
+            own = holder.get(name)
+            if name == "nodeSelector":
+                merged[name] = {**_mapping(value), **_mapping(own)}
+                taken.add(name)
+            elif name == "affinity":
+                # The predictor's node affinity, when it has one, replaces the runtime's (its
+                # terms are a list without a merge key); otherwise the runtime's holds.
+                if _mapping(value).get("nodeAffinity") is not None and (
+                    _mapping(own).get("nodeAffinity") is None
+                ):
+                    merged[name] = {**_mapping(value), **_mapping(own)}
+                    taken.add(name)
+            elif own is None:
+                merged[name] = value
+                taken.add(name)
+    return merged, frozenset(taken)
 
 
 def _images_view(
@@ -539,7 +620,14 @@ def _related(
     name = labels.get(label) if isinstance(labels, Mapping) else None
     if related is None or not isinstance(name, str):
         return None
-    return related(group, kind, namespace, name)
+    return next(
+        (
+            candidate
+            for candidate in related(group, kind, namespace)
+            if _string(_mapping(candidate.get("metadata")).get("name")) == name
+        ),
+        None,
+    )
 
 
 def _template_of(resource: Mapping[str, object], spec_path: ConcretePath) -> Mapping[str, object]:
@@ -684,6 +772,10 @@ def value_at(value: object, path: Path) -> object:
 
 def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _string(value: object) -> str:

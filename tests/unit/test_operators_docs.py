@@ -59,6 +59,8 @@ def _source_text(source: ImageSource) -> str:
         text = f"[{text}]"
     if source.related is not None:
         text += f" of the {source.related[1]} its {source.related[2]} label names"
+    if source.selected_by:
+        text = f"the images {source.selected_by} selects"
     if source.when:
         text += " when " + _condition_text(source.when)
     return f"`{text}`"

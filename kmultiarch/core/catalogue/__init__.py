@@ -26,6 +26,7 @@ from kmultiarch.core.catalogue import (
     flink,
     jaeger,
     jobset,
+    kserve,
     kubeflow,
     kuberay,
     kubevirt,
@@ -81,6 +82,7 @@ _MODULES = (
     kubevirt,
     vitess,
     tigera,
+    kserve,
 )
 
 #: The built-in catalogue: every operator's kinds.
