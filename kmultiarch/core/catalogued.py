@@ -63,6 +63,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("pgv2.percona.com", ("PerconaPGCluster",)),
         ("pkg.crossplane.io", ("DeploymentRuntimeConfig",)),
         ("planetscale.com", ("VitessCluster",)),
+        ("postgres-operator.crunchydata.com", ("PostgresCluster",)),
         ("postgresql.cnpg.io", ("Cluster", "Pooler")),
         ("psmdb.percona.com", ("PerconaServerMongoDB",)),
         ("pxc.percona.com", ("PerconaXtraDBCluster",)),

@@ -22,6 +22,7 @@ from kmultiarch.core.catalogue import (
     argo_rollouts,
     cloudnativepg,
     crossplane,
+    crunchy_pgo,
     eck,
     flink,
     jaeger,
@@ -83,6 +84,7 @@ _MODULES = (
     vitess,
     tigera,
     kserve,
+    crunchy_pgo,
 )
 
 #: The built-in catalogue: every operator's kinds.
