@@ -49,6 +49,7 @@ from kmultiarch.core.operators import (
     injection_hints,
     materialized,
     scheduling_view,
+    written_field,
 )
 from kmultiarch.core.patch import Operation, joined
 from kmultiarch.core.platform import Platform, format_platforms
@@ -972,7 +973,7 @@ def _withheld_finding(
     # A toleration left out keeps pods off nodes they could run on; an affinity left out lets
     # them onto nodes they cannot: that one is said.
     dropped = {
-        operation.relative_to(target.path).path[0]
+        written_field(str(operation.relative_to(target.path).path[0]), shape)
         for operation in wanted
         if operation not in written
         and operation.is_under(target.path)
@@ -983,6 +984,19 @@ def _withheld_finding(
         return ()
     fields = ", ".join(str(field) for field in withheld)
     where = target.field_path
+    placement = target.placement
+    if placement is not None and placement.added_terms_when and not placement.default_affinity_when:
+        return (
+            Finding(
+                UNWRITABLE_CONSTRAINT,
+                "warning",
+                f"its images run on {format_platforms(plan.supported)} only, but the operator "
+                f"adds required node selector terms of its own beside those of {where}, and "
+                "terms are ORed: an architecture term written there would not hold, so the "
+                "constraint is not written. Keep the pods off the other architectures with "
+                "taints, or drop the fields that add those terms",
+            ),
+        )
     return (
         Finding(
             UNWRITABLE_CONSTRAINT,

@@ -32,6 +32,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ),
         ("batch.volcano.sh", ("CronJob", "Job")),
         ("beat.k8s.elastic.co", ("Beat",)),
+        ("cassandra.datastax.com", ("CassandraDatacenter",)),
         ("ceph.rook.io", ("CephCluster",)),
         ("clickhouse-keeper.altinity.com", ("ClickHouseKeeperInstallation",)),
         ("clickhouse.altinity.com", ("ClickHouseInstallation",)),

@@ -63,6 +63,7 @@ __all__ = [
     "type_name",
     "walk",
     "withheld_fields",
+    "written_field",
 ]
 
 #: JSON pointer tokens; ``*`` matches every list item or map value.
@@ -180,9 +181,16 @@ class Inheritance:
 #: Where a placement's object keeps the pods' affinity: ``affinity`` (a core Affinity, as a
 #: PodSpec), ``node-affinity`` (a bare ``nodeAffinity``: Rook's placements), or
 #: ``advanced-affinity`` (``affinity.advanced`` holds the pods' whole Affinity, beside the
-#: operator's own keys: Percona's PodAffinity, ``{antiAffinityTopologyKey, advanced}``).
-Shape = Literal["affinity", "node-affinity", "advanced-affinity"]
-SHAPES: tuple[Shape, ...] = ("affinity", "node-affinity", "advanced-affinity")
+#: operator's own keys: Percona's PodAffinity, ``{antiAffinityTopologyKey, advanced}``), or
+#: ``pod-template-affinity`` (the object's own ``tolerations`` and ``nodeSelector``, the pods'
+#: Affinity in its ``podTemplateSpec.spec``: cass-operator's CassandraDatacenter).
+Shape = Literal["affinity", "node-affinity", "advanced-affinity", "pod-template-affinity"]
+SHAPES: tuple[Shape, ...] = (
+    "affinity",
+    "node-affinity",
+    "advanced-affinity",
+    "pod-template-affinity",
+)
 
 
 @dataclass(frozen=True)
@@ -764,17 +772,19 @@ def _by_position_list(base: list[object], own: list[object]) -> list[object]:
 _NODE_AFFINITY = "nodeAffinity"
 _AFFINITY = "affinity"
 _ADVANCED = "advanced"
+_POD_TEMPLATE_SPEC = "podTemplateSpec"
 
 
 def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, object]:
     """A placement's object as the planner reads a pod spec: Rook's bare ``nodeAffinity`` as
     ``affinity.nodeAffinity``; Percona's ``affinity.advanced`` as ``affinity`` (the operator's
-    other keys are no Affinity)."""
-    if shape == "advanced-affinity":
+    other keys are no Affinity); a Cassandra datacenter's ``podTemplateSpec.spec.affinity`` as
+    ``affinity``."""
+    if shape in ("advanced-affinity", "pod-template-affinity"):
         view = {key: value for key, value in holder.items() if key != _AFFINITY}
-        advanced = _advanced(holder)
-        if advanced is not None:
-            view[_AFFINITY] = advanced
+        own = _own_affinity(holder, shape)
+        if own is not None:
+            view[_AFFINITY] = own
         return view
     if shape != "node-affinity":
         return holder
@@ -790,8 +800,17 @@ def _advanced(holder: Mapping[str, object]) -> object:
     return affinity.get(_ADVANCED) if isinstance(affinity, Mapping) else None
 
 
+def _templated_affinity(holder: Mapping[str, object]) -> object:
+    """``podTemplateSpec.spec.affinity`` of a placement's object (None: not there)."""
+    template = holder.get(_POD_TEMPLATE_SPEC)
+    spec = template.get("spec") if isinstance(template, Mapping) else None
+    return spec.get(_AFFINITY) if isinstance(spec, Mapping) else None
+
+
 def _own_affinity(holder: Mapping[str, object], shape: str) -> object:
     """The affinity a placement's object gives its pods itself (None: the operator's)."""
+    if shape == "pod-template-affinity":
+        return _templated_affinity(holder)
     return _advanced(holder) if shape == "advanced-affinity" else holder.get(_AFFINITY)
 
 
@@ -922,18 +941,63 @@ def in_shape(
     planned = list(operations)
     if affinity_defaults:
         planned = [_with_defaults(operation, path, affinity_defaults) for operation in planned]
-    written = _in_shape(planned, path, shape, holder)
+    if shape == "pod-template-affinity":
+        # The fields are named as the view names them; the affinity is moved afterwards.
+        return _in_template(_writable(planned, path, read_only), path, holder or {})
+    return _writable(_in_shape(planned, path, shape, holder), path, read_only)
+
+
+def written_field(key: str, shape: str) -> str:
+    """The field of the placement's view (:func:`scheduling_view`) an operation written in
+    ``shape`` under ``key`` of the placement's object writes: ``affinity`` for a
+    ``pod-template-affinity`` placement's ``podTemplateSpec``, else ``key`` itself."""
+    return _AFFINITY if shape == "pod-template-affinity" and key == _POD_TEMPLATE_SPEC else key
+
+
+def _writable(
+    operations: Sequence[PatchOperation], path: ConcretePath, read_only: Collection[str]
+) -> list[PatchOperation]:
+    """``operations`` but those on a field of ``read_only`` of the object at ``path``."""
     if not read_only:
-        return written
+        return list(operations)
     return [
         operation
-        for operation in written
+        for operation in operations
         if not (
             operation.is_under(path)
             and operation.relative_to(path).path[:1]
             and operation.relative_to(path).path[0] in read_only
         )
     ]
+
+
+def _in_template(
+    operations: Sequence[PatchOperation], path: ConcretePath, holder: Mapping[str, object]
+) -> list[PatchOperation]:
+    """``affinity...`` as ``podTemplateSpec.spec.affinity...``, the template and its spec
+    created when missing (an ``affinity`` created is added with them)."""
+    template = holder.get(_POD_TEMPLATE_SPEC)
+    has_template = isinstance(template, Mapping)
+    has_spec = isinstance(template, Mapping) and isinstance(template.get("spec"), Mapping)
+    written: list[PatchOperation] = []
+    for operation in operations:
+        relative = operation.relative_to(path).path if operation.is_under(path) else ()
+        if relative[:1] != (_AFFINITY,):
+            written.append(operation)
+        elif relative == (_AFFINITY,) and operation.op == "add" and not has_spec:
+            if has_template:
+                at, value = (*path, _POD_TEMPLATE_SPEC, "spec"), {_AFFINITY: operation.value}
+            else:
+                at = (*path, _POD_TEMPLATE_SPEC)
+                value = {"spec": {_AFFINITY: operation.value}}
+            written.append(PatchOperation("add", at, value))
+        else:
+            written.append(
+                PatchOperation(
+                    operation.op, (*path, _POD_TEMPLATE_SPEC, "spec", *relative), operation.value
+                )
+            )
+    return written
 
 
 def _with_defaults(

@@ -369,6 +369,7 @@ _WRITTEN_FIELDS = {
     "affinity": frozenset({"tolerations", "affinity"}),
     "node-affinity": frozenset({"tolerations", "nodeAffinity"}),
     "advanced-affinity": frozenset({"tolerations", "affinity"}),
+    "pod-template-affinity": frozenset({"tolerations", "affinity"}),
 }
 
 

@@ -20,6 +20,7 @@ from kmultiarch.core.catalogue import (
     altinity,
     argo_events,
     argo_rollouts,
+    cass_operator,
     cloudnativepg,
     crossplane,
     crunchy_pgo,
@@ -85,6 +86,7 @@ _MODULES = (
     tigera,
     kserve,
     crunchy_pgo,
+    cass_operator,
 )
 
 #: The built-in catalogue: every operator's kinds.
