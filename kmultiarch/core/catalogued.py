@@ -53,6 +53,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
             ("JAXJob", "MPIJob", "MXJob", "PaddleJob", "PyTorchJob", "TFJob", "XGBoostJob"),
         ),
         ("kubevirt.io", ("VirtualMachine", "VirtualMachineInstance")),
+        ("leaderworkerset.x-k8s.io", ("LeaderWorkerSet",)),
         ("logstash.k8s.elastic.co", ("Logstash",)),
         ("maps.k8s.elastic.co", ("ElasticMapsServer",)),
         ("minio.min.io", ("Tenant",)),

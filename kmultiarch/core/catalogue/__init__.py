@@ -32,6 +32,7 @@ from kmultiarch.core.catalogue import (
     kubeflow,
     kuberay,
     kubevirt,
+    lws,
     minio,
     mongodb_community,
     opentelemetry,
@@ -87,6 +88,7 @@ _MODULES = (
     kserve,
     crunchy_pgo,
     cass_operator,
+    lws,
 )
 
 #: The built-in catalogue: every operator's kinds.
