@@ -76,6 +76,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
             "redis.redis.opstreelabs.in",
             ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),
         ),
+        ("scylla.scylladb.com", ("ScyllaCluster",)),
         ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication", "SparkConnect")),
         ("tekton.dev", ("PipelineRun", "TaskRun")),
     )

@@ -505,8 +505,9 @@ def _version_in(text: str, ranges: str) -> bool:
     return True
 
 
-#: What a template part may be: a version or tag, or a repository (a Prometheus's baseImage).
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]{0,254}")
+#: What a template part may be: a version or tag, or a repository (a Prometheus's baseImage);
+#: a tag may carry its digest (a ScyllaCluster's ``agentVersion: 3.12.0@sha256:...``).
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@-]{0,254}")
 
 
 def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:

@@ -42,6 +42,7 @@ from kmultiarch.core.catalogue import (
     prometheus,
     rabbitmq,
     rook,
+    scylla,
     spark,
     strimzi,
     tekton,
@@ -89,6 +90,7 @@ _MODULES = (
     crunchy_pgo,
     cass_operator,
     lws,
+    scylla,
 )
 
 #: The built-in catalogue: every operator's kinds.
