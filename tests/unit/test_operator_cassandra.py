@@ -6,34 +6,24 @@ and nothing written."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
+from support.declared import declared_defaults, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, UNWRITABLE_CONSTRAINT
 from kmultiarch.engine import EngineResult
-from kmultiarch.io.config import parse_policy_text
 
-SAMPLE = (
-    (Path(__file__).resolve().parents[1] / "fixtures" / "operators")
-    .joinpath("cass-operator-three-nodes.yaml")
-    .read_text(encoding="utf-8")
-)
-#: The images the operator's image config gives a Cassandra 4.1 datacenter, as an air-gapped
-#: user declares them.
-DECLARED = (
-    "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
-    "spec:\n  podSpecs:\n  - apiVersion: cassandra.datastax.com/v1beta1\n"
-    "    kind: CassandraDatacenter\n    defaultImages: [registry.test/k8ssandra-client:v0.6.4]\n"
+SAMPLE = sample("cass-operator-three-nodes.yaml")
+#: The image the operator's image config gives a Cassandra 4.1 datacenter's config init.
+DECLARED = declared_defaults(
+    "cassandra.datastax.com/v1beta1", "CassandraDatacenter", "registry.test/k8ssandra-client:v0.6.4"
 )
 AMD64_SERVER = "registry.test/cass-management-api-amd64:4.1.2"
 
 
 def _run(text: str, declared: bool = True) -> tuple[dict[str, object], EngineResult]:
-    policy = parse_policy_text(DECLARED, "policy.yaml") if declared else None
-    result = mutate_text(text, policy, resolve=resolve)
+    result = mutate_text(text, DECLARED if declared else None, resolve=resolve)
     (datacenter,) = yaml.safe_load_all(result.stream())
     return datacenter["spec"], result
 

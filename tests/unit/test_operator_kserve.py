@@ -6,9 +6,8 @@ and nothing written."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
+from support.declared import declared_defaults, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
@@ -18,28 +17,19 @@ from kmultiarch.core.findings import (
     UNWRITABLE_CONSTRAINT,
 )
 from kmultiarch.engine import EngineResult
-from kmultiarch.io.config import parse_policy_text
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"
-ISVC = (FIXTURES / "kserve-sklearn-iris.yaml").read_text(encoding="utf-8")
+ISVC = sample("kserve-sklearn-iris.yaml")
 #: The runtime as KServe installs it, its image named as the install's kustomization would.
-RUNTIME = (
-    (FIXTURES / "kserve-sklearnserver-runtime.yaml")
-    .read_text(encoding="utf-8")
-    .replace("kserve-sklearnserver:replace", "registry.test/sklearnserver-amd64:v0.15.0")
+RUNTIME = sample("kserve-sklearnserver-runtime.yaml").replace(
+    "kserve-sklearnserver:replace", "registry.test/sklearnserver-amd64:v0.15.0"
 )
 STORAGE_INITIALIZER = "registry.test/storage-initializer:v0.15.0"
 #: The storage initializer's image, as an air-gapped user declares it.
-DECLARED = (
-    "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
-    "spec:\n  podSpecs:\n  - apiVersion: serving.kserve.io/v1beta1\n"
-    f"    kind: InferenceService\n    defaultImages: [{STORAGE_INITIALIZER}]\n"
-)
+DECLARED = declared_defaults("serving.kserve.io/v1beta1", "InferenceService", STORAGE_INITIALIZER)
 
 
 def _run(text: str, declared: bool = True) -> tuple[list[dict[str, object]], EngineResult]:
-    policy = parse_policy_text(DECLARED, "policy.yaml") if declared else None
-    result = mutate_text(text, policy, resolve=resolve)
+    result = mutate_text(text, DECLARED if declared else None, resolve=resolve)
     return [d for d in yaml.safe_load_all(result.stream()) if d], result
 
 

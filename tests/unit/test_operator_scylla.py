@@ -5,26 +5,18 @@ The kind was unknown: an unknown-pod-kind warning and nothing written."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
+from support.declared import declared_defaults, sample
 from support.operators import ARCH_IN_AMD64_TERM, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR
 from kmultiarch.engine import EngineResult
-from kmultiarch.io.config import parse_policy_text
 
-SAMPLE = (
-    (Path(__file__).resolve().parents[1] / "fixtures" / "operators")
-    .joinpath("scylla-cluster.yaml")
-    .read_text(encoding="utf-8")
-)
+SAMPLE = sample("scylla-cluster.yaml")
 #: The operator's own image, as an air-gapped user declares it.
-DECLARED = (
-    "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
-    "spec:\n  podSpecs:\n  - apiVersion: scylla.scylladb.com/v1\n    kind: ScyllaCluster\n"
-    "    defaultImages: [registry.test/scylla-operator:1.18]\n"
+DECLARED = declared_defaults(
+    "scylla.scylladb.com/v1", "ScyllaCluster", "registry.test/scylla-operator:1.18"
 )
 SAMPLE_TERM = {
     "key": "scylla.scylladb.com/node-type",
@@ -34,8 +26,7 @@ SAMPLE_TERM = {
 
 
 def _run(text: str, declared: bool = True) -> tuple[dict[str, object], EngineResult]:
-    policy = parse_policy_text(DECLARED, "policy.yaml") if declared else None
-    result = mutate_text(text, policy, resolve=resolve)
+    result = mutate_text(text, DECLARED if declared else None, resolve=resolve)
     (cluster,) = yaml.safe_load_all(result.stream())
     return cluster["spec"]["datacenter"]["racks"][0]["placement"], result
 
