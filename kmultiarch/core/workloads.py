@@ -10,7 +10,7 @@ their operators copy the scheduling fields from, with the images the resources n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.catalogued import built_in_operators
@@ -80,6 +80,16 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
     ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
 }
 
+#: Kinds that wrap whole resources, which their controller creates as they are -> the pointers
+#: (``*``: each item) to the wrapped resources, placed by their own kinds. An AppWrapper's
+#: components (project-codeflare/appwrapper internal/controller/appwrapper/
+#: resource_management.go createComponent: parseComponent(component.Template), created with
+#: its pod sets' nodeSelector and tolerations merged in and node-health expressions ANDed into
+#: each required term: the templates' own placement holds).
+WRAPPED_RESOURCES: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("workload.codeflare.dev", "AppWrapper"): (("spec", "components", "*", "template"),),
+}
+
 
 #: (API group, kind) -> how its operator places its pods (the catalogue, and a policy's
 #: podSpecs entries merged in: :meth:`kmultiarch.core.policy.ScopePolicy.operators`).
@@ -98,6 +108,7 @@ def may_hold_pods(api_version: str, kind: str, operators: Operators | None = Non
     return (
         (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
+        or (group, kind) in WRAPPED_RESOURCES
         or (group, kind) in (BUILT_IN_OPERATORS if operators is None else operators)
         or kind.endswith("List")
     )
@@ -223,6 +234,10 @@ def _walk(
             yield from _walk(item, (*path, "items", position), operators, related)
         return
     group = api_group(api_version)
+    wrapped = WRAPPED_RESOURCES.get((group, kind))
+    if wrapped is not None:
+        yield from _wrapped(resource, path, wrapped, operators, related)
+        return
     targets: list[PodTarget] = []
     for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
         spec = value_at(resource, spec_path)
@@ -264,6 +279,28 @@ def _walk(
         _annotations(resource),
         tuple(targets),
     )
+
+
+def _wrapped(
+    wrapper: Mapping[str, object],
+    path: Path,
+    pointers: tuple[tuple[str, ...], ...],
+    operators: Operators,
+    related: Related | None,
+) -> Iterator[Workload]:
+    """The workloads of the resources ``wrapper`` wraps, each placed by its own kind: in the
+    wrapper's namespace when it names none (parseComponent), opted out with the wrapper."""
+    metadata = _mapping(wrapper.get("metadata"))
+    namespace = _string(metadata.get("namespace"))
+    skip = {key: value for key, value in _annotations(wrapper).items() if key == SKIP_ANNOTATION}
+    for pointer in pointers:
+        for concrete, item in walk(wrapper, pointer)[0]:
+            for workload in _walk(item, (*path, *concrete), operators, related):
+                yield replace(
+                    workload,
+                    namespace=workload.namespace or namespace,
+                    annotations={**skip, **workload.annotations},
+                )
 
 
 def _placement_targets(
