@@ -17,11 +17,18 @@ def sample(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
 
 
-def declared_defaults(api_version: str, kind: str, *images: str) -> Policy:
-    """A policy whose podSpecs entry for ``kind`` declares ``images`` as its defaultImages."""
+def policy(spec: str) -> Policy:
+    """A policy whose ``spec`` is this YAML text (its lines indented by two)."""
     return parse_policy_text(
         "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
-        f"spec:\n  podSpecs:\n  - apiVersion: {api_version}\n    kind: {kind}\n"
-        f"    defaultImages: [{', '.join(images)}]\n",
+        f"spec:\n{spec}",
         "policy.yaml",
+    )
+
+
+def declared_defaults(api_version: str, kind: str, *images: str) -> Policy:
+    """A policy whose podSpecs entry for ``kind`` declares ``images`` as its defaultImages."""
+    return policy(
+        f"  podSpecs:\n  - apiVersion: {api_version}\n    kind: {kind}\n"
+        f"    defaultImages: [{', '.join(images)}]\n"
     )

@@ -7,29 +7,19 @@ and nothing written."""
 from __future__ import annotations
 
 import yaml
-from support.declared import sample
+from support.declared import policy, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import UNKNOWN_POD_KIND
 from kmultiarch.engine import EngineResult
-from kmultiarch.io.config import parse_policy_text
 
 DEPLOYMENT = sample("appwrapper-wrapped-deployment.yaml")
 PYTORCH_JOB = sample("appwrapper-wrapped-pytorch-job.yaml")
 
 
-def _run(text: str, policy: str = "") -> tuple[dict[str, object], EngineResult]:
-    parsed = (
-        parse_policy_text(
-            "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
-            f"spec:\n{policy}",
-            "policy.yaml",
-        )
-        if policy
-        else None
-    )
-    result = mutate_text(text, parsed, resolve=resolve)
+def _run(text: str, spec: str = "") -> tuple[dict[str, object], EngineResult]:
+    result = mutate_text(text, policy(spec) if spec else None, resolve=resolve)
     (wrapper,) = yaml.safe_load_all(result.stream())
     return wrapper["spec"]["components"][0]["template"], result
 
