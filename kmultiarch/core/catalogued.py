@@ -78,6 +78,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ),
         ("scylla.scylladb.com", ("ScyllaCluster",)),
         ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication", "SparkConnect")),
+        ("starrocks.com", ("StarRocksCluster",)),
         ("tekton.dev", ("PipelineRun", "TaskRun")),
     )
     for kind in kinds

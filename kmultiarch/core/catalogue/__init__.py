@@ -44,6 +44,7 @@ from kmultiarch.core.catalogue import (
     rook,
     scylla,
     spark,
+    starrocks,
     strimzi,
     tekton,
     tigera,
@@ -91,6 +92,7 @@ _MODULES = (
     cass_operator,
     lws,
     scylla,
+    starrocks,
 )
 
 #: The built-in catalogue: every operator's kinds.
