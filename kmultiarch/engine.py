@@ -985,6 +985,17 @@ def _withheld_finding(
     fields = ", ".join(str(field) for field in withheld)
     where = target.field_path
     placement = target.placement
+    if placement is not None and not placement.writes_affinity:
+        return (
+            Finding(
+                UNWRITABLE_CONSTRAINT,
+                "warning",
+                f"its images run on {format_platforms(plan.supported)} only, but {where} has no "
+                "field the operator copies into these pods' node affinity (it gives them its "
+                "own): the constraint cannot be written. Keep the pods off the other "
+                f"architectures with taints, or pin them with {where}.nodeSelector",
+            ),
+        )
     if placement is not None and placement.added_terms_when and not placement.default_affinity_when:
         return (
             Finding(

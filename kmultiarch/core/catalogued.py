@@ -55,6 +55,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("kubevirt.io", ("VirtualMachine", "VirtualMachineInstance")),
         ("leaderworkerset.x-k8s.io", ("LeaderWorkerSet",)),
         ("logstash.k8s.elastic.co", ("Logstash",)),
+        ("loki.grafana.com", ("LokiStack",)),
         ("maps.k8s.elastic.co", ("ElasticMapsServer",)),
         ("minio.min.io", ("Tenant",)),
         ("mongodbcommunity.mongodb.com", ("MongoDBCommunity",)),

@@ -286,6 +286,11 @@ class Placement:
     #: affinity is written (tolerations are), and pods that need one are warned about. A ``*``
     #: a condition shares with the placement's path is the item being placed.
     added_terms_when: tuple[Condition, ...] = ()
+    #: False when the object has no field the operator copies into the pods' node affinity (a
+    #: LokiStack component: tolerations and nodeSelector only, the affinity the operator's
+    #: own): only tolerations are written, and pods whose images need an affinity are warned
+    #: about (``unwritable-constraint``).
+    writes_affinity: bool = True
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -656,6 +661,8 @@ def withheld_fields(
     which an arch term written here would not hold for. A constraint they would hold is not
     written, and said (``unwritable-constraint``)."""
     affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
+    if not placement.writes_affinity:
+        return frozenset({affinity})
     if any(
         holds(resource, (_bound(pointer, placement.path, holder_path), values))
         for pointer, values in placement.added_terms_when

@@ -32,6 +32,7 @@ from kmultiarch.core.catalogue import (
     kubeflow,
     kuberay,
     kubevirt,
+    loki,
     lws,
     minio,
     mongodb_community,
@@ -93,6 +94,7 @@ _MODULES = (
     lws,
     scylla,
     starrocks,
+    loki,
 )
 
 #: The built-in catalogue: every operator's kinds.
