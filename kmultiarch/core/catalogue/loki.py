@@ -56,7 +56,9 @@ ENTRIES: tuple[OperatorKind, ...] = (
             ),
             _component(
                 "gateway",
-                "gateway.go NewGatewayDeployment; build.go BuildAll (with spec.tenants)",
+                "gateway.go NewGatewayDeployment; build.go BuildAll (BuildGateway with the "
+                "operator's LokiStackGateway gate, which handlers/internal/gateway/gateway.go "
+                "BuildOptions refuses without spec.tenants: judged whenever tenants are set)",
                 _GATEWAY_IMAGE,
                 when=((_p("/spec/tenants"), ()),),
             ),
