@@ -178,3 +178,44 @@ def test_a_custom_transformer_is_placed_by_its_own_pod_spec() -> None:
     assert isvc["spec"]["transformer"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
     assert isvc["spec"]["predictor"]["tolerations"] == [ARM64_TOLERATION]  # type: ignore[index]
     assert result.findings == []
+
+
+#: After kserve/kserve config/runtimes/kserve-huggingfaceserver-multinode.yaml (commit
+#: aaac4e29): a multi-node runtime (its workerSpec) beside the single-node one, trimmed to
+#: what the choice reads.
+MULTI_NODE = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata: {name: kserve-huggingfaceserver-multinode}
+spec:
+  supportedModelFormats: [{name: huggingface, version: "1", autoSelect: true, priority: 2}]
+  protocolVersions: [v2, v1]
+  containers: [{name: kserve-container, image: registry.test/hf-head:v0.15}]
+  workerSpec:
+    containers: [{name: worker-container, image: registry.test/hf-worker-amd64:v0.15}]
+---
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata: {name: kserve-huggingfaceserver}
+spec:
+  supportedModelFormats: [{name: huggingface, version: "1", autoSelect: true, priority: 1}]
+  protocolVersions: [v2, v1]
+  containers: [{name: kserve-container, image: registry.test/hf-single-amd64:v0.15}]
+"""
+
+
+def test_a_multi_node_predictors_workers_run_the_runtimes_worker_container() -> None:
+    """GetSupportingRuntimes: a predictor with a workerSpec runs a multi-node runtime only;
+    multiNodeProcess: its workers' pods are spec.predictor.workerSpec merged with the runtime's
+    workerSpec, running its worker-container."""
+    isvc = (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: hf}\n"
+        "spec:\n  predictor:\n    model: {modelFormat: {name: huggingface}}\n"
+        "    workerSpec: {tensorParallelSize: 1}\n"
+    )
+    documents, result = _run(isvc + "---\n" + MULTI_NODE, declared=False)
+    predictor = _predictor(documents)
+    assert predictor["tolerations"] == [ARM64_TOLERATION]
+    assert predictor["workerSpec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert "registry.test/hf-single-amd64:v0.15" not in _judged(result)
+    assert _findings(result) == []
