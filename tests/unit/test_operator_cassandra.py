@@ -7,7 +7,7 @@ and nothing written."""
 from __future__ import annotations
 
 import yaml
-from support.declared import declared_defaults, sample
+from support.declared import declared_defaults, policy, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
@@ -93,3 +93,19 @@ def test_the_published_sample_leaves_the_server_image_to_the_operator() -> None:
     spec, result = _run(SAMPLE, declared=False)
     assert spec == yaml.safe_load(SAMPLE)["spec"]
     assert {f.rule for f in result.findings} == {IMAGE_CHOSEN_BY_OPERATOR}
+
+
+def test_a_policy_writes_an_affinity_into_a_pod_template_spec() -> None:
+    """spec.podSpecs shape: pod-template-affinity, as the catalogue's CassandraDatacenter: the
+    tolerations beside the object's other fields, the affinity in its podTemplateSpec.spec."""
+    entry = (
+        "  podSpecs:\n  - apiVersion: example.com/v1\n    kind: Ring\n    placements:\n"
+        "    - {path: /spec, shape: pod-template-affinity, images: [[/spec/image]]}\n"
+    )
+    ring = "apiVersion: example.com/v1\nkind: Ring\nmetadata: {name: r}\nspec:\n  image: %s\n"
+    result = mutate_text(ring % "registry.test/ring-amd64:1", policy(entry), resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert document["spec"]["podTemplateSpec"] == {"spec": {"affinity": ARCH_IN_AMD64}}
+    result = mutate_text(ring % "registry.test/ring:1", policy(entry), resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert document["spec"]["tolerations"] == [ARM64_TOLERATION]

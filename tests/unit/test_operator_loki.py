@@ -7,7 +7,7 @@ and nothing written."""
 from __future__ import annotations
 
 import yaml
-from support.declared import declared_defaults, sample
+from support.declared import declared_defaults, policy, sample
 from support.operators import ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
@@ -49,3 +49,20 @@ def test_an_amd64_only_loki_cannot_be_kept_off_arm64_by_an_affinity() -> None:
     assert "template" not in spec
     assert {f.rule for f in result.findings} == {UNWRITABLE_CONSTRAINT}
     assert all("nodeSelector" in f.message for f in result.findings)
+
+
+def test_a_policy_says_an_object_has_no_affinity_field() -> None:
+    """spec.podSpecs writesAffinity: false, as the catalogue's LokiStack components: the
+    tolerations are written, an affinity never (the warning says so)."""
+    entry = (
+        "  podSpecs:\n  - apiVersion: example.com/v1\n    kind: Store\n    placements:\n"
+        "    - {path: /spec/node, creates: 1, writesAffinity: false, images: [[/spec/image]]}\n"
+    )
+    store = "apiVersion: example.com/v1\nkind: Store\nmetadata: {name: s}\nspec:\n  image: %s\n"
+    result = mutate_text(store % "registry.test/store:1", policy(entry), resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert document["spec"]["node"] == {"tolerations": [ARM64_TOLERATION]}
+    result = mutate_text(store % "registry.test/store-amd64:1", policy(entry), resolve=resolve)
+    (document,) = yaml.safe_load_all(result.stream())
+    assert "node" not in document["spec"]
+    assert [f.rule for f in result.findings] == [UNWRITABLE_CONSTRAINT]

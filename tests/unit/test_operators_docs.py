@@ -43,6 +43,10 @@ def _placed_by(placement: Placement) -> str:
         notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
     if placement.added_terms_when:
         notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
+    if placement.shape == "pod-template-affinity":
+        notes.append("affinity in podTemplateSpec.spec")
+    if not placement.writes_affinity:
+        notes.append("no affinity field: tolerations only")
     if notes:
         text += f" ({'; '.join(notes)})"
     if placement.creates and placement.judged_only_when_missing:
