@@ -15,9 +15,10 @@ What is followed (kserve/kserve, commit aaac4e294dae2c7b1aa1886447793f3aa1c30912
   multi-node exactly when the predictor has a ``workerSpec``, supporting the model's format
   (``mt:name[:version]``, only formats with ``autoSelect`` when the runtime is not named) and its
   protocol, ordered by the lowest protocol they speak, then newest first, then by name
-  (sortServingRuntimeList), then by the format's priority, highest first, unset last
-  (sortSupportedRuntimeByPriority, stable). A manifest carries no creation time, so runtimes
-  tied on both orders are all taken: the pods are judged on every image they could run.
+  (sortServingRuntimeList), then re-sorted, stably, by the format's priority, highest first,
+  unset last (sortSupportedRuntimeByPriority): the priority decides first. A manifest carries
+  no creation time, so runtimes tied on priority and protocol are all taken: the pods are
+  judged on every image they could run.
 - buildPodSpec: the pods run the runtime's ``kserve-container`` merged with the model's own
   container (its ``image`` wins: utils.go MergeRuntimeContainers), its tag set by UpdateImageTag
   (``runtimeVersion`` replaces or adds it; without one a GPU limit adds ``-gpu`` to the tag of a
@@ -32,6 +33,7 @@ What is followed (kserve/kserve, commit aaac4e294dae2c7b1aa1886447793f3aa1c30912
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -203,12 +205,13 @@ def _supporting(
     return []
 
 
-def _order(runtime: Mapping[str, object], format_name: str) -> tuple[int, int]:
-    """Where the controller's two sorts put a runtime: the lowest protocol it speaks first;
-    a priority for the format before none, the highest first."""
+def _order(runtime: Mapping[str, object], format_name: str) -> tuple[float, int]:
+    """Where the controller's two sorts put a runtime: the stable sort by the format's priority
+    comes last, so it decides first (a priority before none, the highest first), then the
+    lowest protocol the runtime speaks (sortServingRuntimeList's first key)."""
     runtime_spec = _mapping(runtime.get("spec"))
     priority = _priority(runtime_spec, format_name)
-    return (_protocol_rank(runtime_spec), -priority if priority is not None else 1)
+    return (-priority if priority is not None else math.inf, _protocol_rank(runtime_spec))
 
 
 def _supports(

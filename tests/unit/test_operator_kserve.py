@@ -219,3 +219,19 @@ def test_a_multi_node_predictors_workers_run_the_runtimes_worker_container() -> 
     assert predictor["workerSpec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
     assert "registry.test/hf-single-amd64:v0.15" not in _judged(result)
     assert _findings(result) == []
+
+
+def test_the_formats_priority_decides_before_the_protocol() -> None:
+    """sortSupportedRuntimeByPriority is a stable sort run after sortServingRuntimeList: a
+    runtime with a higher priority for the format wins over one speaking a lower protocol."""
+    preferred = (
+        RUNTIME.replace("name: kserve-sklearnserver", "name: preferred")
+        .replace("priority: 1", "priority: 5")
+        .replace("    - v1\n    - v2\n", "    - v2\n")
+        .replace("registry.test/sklearnserver-amd64:v0.15.0", "registry.test/preferred:1")
+    )
+    isvc = ISVC.replace("    sklearn:\n", "    sklearn:\n      protocolVersion: v2\n")
+    documents, result = _run(isvc + "---\n" + RUNTIME + "---\n" + preferred)
+    assert "registry.test/preferred:1" in _judged(result)
+    assert "registry.test/sklearnserver-amd64:v0.15.0" not in _judged(result)
+    assert _predictor(documents)["tolerations"] == [ARM64_TOLERATION]
