@@ -44,6 +44,7 @@ __all__ = [
     "RuntimeChoice",
     "Runtimes",
     "runtime_choice",
+    "storage_choice",
 ]
 
 GROUP = "serving.kserve.io"
@@ -95,11 +96,14 @@ class RuntimeChoice:
 
     ``images``: (where, image) of each container the runtime gives them; ``fields``: the
     scheduling fields the runtime sets (the predictor's own, when set, win); ``missing``: why
-    no runtime of the stream can be named (then the images are the operator's choice)."""
+    no runtime of the stream can be named (then the images are the operator's choice);
+    ``chosen``: an image of the operator's configuration the pods run."""
 
     images: tuple[tuple[str, str], ...] = ()
     fields: Mapping[str, object] = field(default_factory=dict)
     missing: str = ""
+    #: An image the operator's configuration chooses (a ``defaultImages`` entry stands for it).
+    chosen: str = ""
 
 
 def runtime_choice(
@@ -143,6 +147,38 @@ def runtime_choice(
             if runtime_spec.get(key) is not None:
                 fields.setdefault(key, runtime_spec[key])
     return RuntimeChoice(tuple(images), fields)
+
+
+def storage_choice(isvc: Mapping[str, object]) -> RuntimeChoice | None:
+    """The storage initializer the pod webhook adds to a predictor's pods for its model's
+    storage (predictor.go addStorageInitializerAnnotations: the model's ``storageUri`` or
+    ``storage``, a custom predictor's STORAGE_URI environment; spec.predictor.storageUris), its
+    image the inferenceservice-config ConfigMap's; none when every URI is a ``pvc://`` one,
+    which is mounted, not downloaded (storage_initializer_injector.go
+    CommonStorageInitialization)."""
+    predictor = _mapping(_mapping(isvc.get("spec")).get("predictor"))
+    model = _model(predictor) or {}
+    uris: list[object] = [model.get("storageUri")]
+    if model.get("storage") is not None:
+        uris.append("storage")
+    uris.extend(_mapping(item).get("uri") for item in _listed(predictor.get("storageUris")))
+    for container in _listed(predictor.get("containers")):
+        if _mapping(container).get("name") == _MAIN:
+            uris.extend(
+                _mapping(variable).get("value")
+                for variable in _listed(_mapping(container).get("env"))
+                if _mapping(variable).get("name") == "STORAGE_URI"
+            )
+    downloaded = [
+        uri for uri in uris if isinstance(uri, str) and uri and not uri.startswith("pvc://")
+    ]
+    if not downloaded:
+        return None
+    return RuntimeChoice(
+        chosen="the storage initializer the pod webhook adds for spec.predictor's model "
+        "storage (the inferenceservice-config ConfigMap's storageInitializer image; an oci:// "
+        "model as the operator's ociModelMode says)"
+    )
 
 
 def _model(predictor: Mapping[str, object]) -> dict[str, object] | None:

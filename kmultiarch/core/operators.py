@@ -111,8 +111,9 @@ class ImageSource:
     operator_only: str = ""
     #: The images are what the controller chooses among other resources of the stream, one of
     #: :data:`IMAGE_SELECTIONS` (``kserve-runtime``: the ServingRuntime a KServe predictor
-    #: runs, :mod:`kmultiarch.core.kserve`; ``kserve-worker``: its workers'); the pointers
-    #: are then unused, and the runtime's scheduling fields are merged under the placement's.
+    #: runs, :mod:`kmultiarch.core.kserve`; ``kserve-worker``: its workers'; ``kserve-storage``:
+    #: the storage initializer its model storage gets); the pointers are then unused, and the
+    #: runtime's scheduling fields are merged under the placement's.
     selected_by: str = ""
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
@@ -351,6 +352,7 @@ _KSERVE_RUNTIMES = (
 IMAGE_SELECTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "kserve-runtime": _KSERVE_RUNTIMES,
     "kserve-worker": _KSERVE_RUNTIMES,
+    "kserve-storage": (),
 }
 
 

@@ -504,6 +504,8 @@ def _placement_images(
             choice = _selection(resource, source.selected_by, namespace, related)
             if choice is not None and choice.missing:
                 unselected.append(choice.missing)
+            elif choice is not None and choice.chosen:
+                chosen.append(choice.chosen)
             elif choice is not None:
                 containers.extend(
                     ContainerImage((), where, image, added_by="related")
@@ -566,8 +568,10 @@ def _selection(
 ) -> RuntimeChoice | None:
     """What a controller chooses among the stream's resources for a placement's pods (None:
     the selection does not apply; the placement's own containers are its images)."""
-    from kmultiarch.core.kserve import runtime_choice
+    from kmultiarch.core.kserve import runtime_choice, storage_choice
 
+    if selected_by == "kserve-storage":
+        return storage_choice(resource)
     return runtime_choice(
         resource,
         namespace,

@@ -235,3 +235,15 @@ def test_the_formats_priority_decides_before_the_protocol() -> None:
     assert "registry.test/preferred:1" in _judged(result)
     assert "registry.test/sklearnserver-amd64:v0.15.0" not in _judged(result)
     assert _predictor(documents)["tolerations"] == [ARM64_TOLERATION]
+
+
+def test_a_pvc_model_is_mounted_and_needs_no_storage_initializer() -> None:
+    """storage_initializer_injector.go CommonStorageInitialization: pvc:// URIs are mounted as
+    volumes, nothing downloads them: no image of the operator's to name."""
+    isvc = ISVC.replace(
+        'storageUri: "gs://kfserving-examples/models/sklearn/1.0/model"',
+        'storageUri: "pvc://models/sklearn"',
+    )
+    documents, result = _run(isvc + "---\n" + RUNTIME, declared=False)
+    assert _predictor(documents)["affinity"] == ARCH_IN_AMD64
+    assert _findings(result) == []

@@ -32,11 +32,6 @@ def _agent(component: str) -> tuple[ImageSource, ...]:
     )
 
 
-_STORAGE = (
-    "the storage initializer the pod webhook adds for a storageUri (the inferenceservice-config "
-    "ConfigMap's storageInitializer image; an oci:// model's own image)"
-)
-
 ENTRIES: tuple[OperatorKind, ...] = (
     OperatorKind(
         "serving.kserve.io",
@@ -47,13 +42,8 @@ ENTRIES: tuple[OperatorKind, ...] = (
                 (
                     ImageSource((), selected_by="kserve-runtime"),
                     # predictor.go buildPredictorResources addStorageInitializerAnnotations,
-                    # webhook/admission/pod/storage_initializer_injector.go
-                    ImageSource(
-                        (), when=((_p("/spec/predictor/*/storageUri"), ()),), operator_only=_STORAGE
-                    ),
-                    ImageSource(
-                        (), when=((_p("/spec/predictor/storageUris"), ()),), operator_only=_STORAGE
-                    ),
+                    # webhook/admission/pod/storage_initializer_injector.go (not for pvc://)
+                    ImageSource((), selected_by="kserve-storage"),
                     *_agent("predictor"),
                 ),
                 pod_spec=True,
