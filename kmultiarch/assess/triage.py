@@ -470,7 +470,7 @@ def _facts(
         changes, problems = verdict.changes, verdict.problems
     elif outcome.plan is not None:
         problems = tuple(conflict.message for conflict in outcome.plan.conflicts)
-        if outcome.status == "needs-change":
+        if outcome.writes:
             changes = tuple(describe_changes(outcome.plan, outcome.preferred, scheduling))
     return TemplateFacts(
         outcome.resource,

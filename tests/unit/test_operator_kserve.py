@@ -67,9 +67,14 @@ def test_an_inference_service_runs_the_runtime_its_model_format_selects() -> Non
 
 def test_the_storage_initializer_is_the_operators_choice_until_declared() -> None:
     """storage_initializer_injector.go: a storageUri gets the webhook's storage initializer,
-    whose image is the operator's configuration."""
+    whose image is the operator's configuration: said, and the pods are kept to what the known
+    runtime image runs on (partial knowledge narrows; no toleration is written)."""
     documents, result = _run(ISVC + "---\n" + RUNTIME, declared=False)
-    assert "affinity" not in _predictor(documents)
+    assert _predictor(documents)["affinity"] == ARCH_IN_AMD64
+    documents, _ = _run(
+        ISVC + "---\n" + RUNTIME.replace("sklearnserver-amd64", "sklearnserver"), declared=False
+    )
+    assert "tolerations" not in _predictor(documents)
     assert _findings(result) == [IMAGE_CHOSEN_BY_OPERATOR]
     assert any("storage initializer" in f.message for f in result.findings)
 

@@ -43,6 +43,10 @@ def _placed_by(placement: Placement) -> str:
         notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
     if placement.added_terms_when:
         notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
+    if placement.items_in_use:
+        notes.append(f"the items its hosts run ({placement.items_in_use})")
+    if placement.image_built_by is not None:
+        notes.append(f"runs the image {_pointer(placement.image_built_by)}'s pod builds")
     if placement.shape == "pod-template-affinity":
         notes.append("affinity in podTemplateSpec.spec")
     if not placement.writes_affinity:
@@ -63,6 +67,13 @@ def _source_text(source: ImageSource) -> str:
         text = f"[{text}]"
     if source.related is not None:
         text += f" of the {source.related[1]} its {source.related[2]} label names"
+    if source.catalog is not None:
+        catalog = source.catalog
+        text += (
+            f", else the {' or '.join(kind for kind, _ in catalog.kinds)} "
+            f"{_pointer(catalog.reference)} names: its {_pointer(catalog.entries)} entry of "
+            f"that {catalog.selector}"
+        )
     if source.selected_by:
         text = f"the images {source.selected_by} selects"
     if source.when:

@@ -33,15 +33,15 @@ ENTRIES: tuple[OperatorKind, ...] = (
                     ImageSource(
                         (),
                         templates=(
-                            "{/spec/repository}:{/spec/version}",
-                            "docker.io/scylladb/scylla:{/spec/version}",
+                            "{/spec/repository}:{/spec/version|tag}",
+                            "docker.io/scylladb/scylla:{/spec/version|tag}",
                         ),
                     ),
                     ImageSource(
                         (),
                         templates=(
-                            "{/spec/agentRepository}:{/spec/agentVersion}",
-                            "docker.io/scylladb/scylla-manager-agent:{/spec/agentVersion}",
+                            "{/spec/agentRepository}:{/spec/agentVersion|tag}",
+                            "docker.io/scylladb/scylla-manager-agent:{/spec/agentVersion|tag}",
                             "{/spec/agentRepository}:latest",
                             "docker.io/scylladb/scylla-manager-agent:latest",
                         ),
