@@ -13,7 +13,6 @@ from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import (
     IMAGE_CHOSEN_BY_OPERATOR,
-    UNKNOWN_POD_KIND,
     UNWRITABLE_CONSTRAINT,
 )
 from kmultiarch.engine import EngineResult
@@ -39,13 +38,8 @@ def _predictor(documents: list[dict[str, object]]) -> dict[str, object]:
 
 
 def _findings(result: EngineResult) -> list[str]:
-    """The findings' rules, but the runtimes' own unknown-pod-kind warning (a runtime makes no
-    pod of its own: issue 39's item 3, outside this catalogue entry)."""
-    return [
-        f.rule
-        for f in result.findings
-        if not (f.rule == UNKNOWN_POD_KIND and "ServingRuntime" in f.message)
-    ]
+    """The findings' rules (the runtimes themselves make no pods: no warning of their own)."""
+    return [f.rule for f in result.findings]
 
 
 def _judged(result: EngineResult) -> set[str]:
