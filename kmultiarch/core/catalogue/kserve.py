@@ -10,8 +10,8 @@ __all__ = ["ENTRIES"]
 
 _KSERVE = "kserve/kserve "
 #: In ModelMesh mode the modelmesh-serving controller runs the model in its own runtime
-#: pods; the InferenceService's component fields make none (inference_service_defaults.go
-#: DefaultInferenceService: no predictor defaulting for ModelMesh).
+#: pods: KServe makes no predictor pods (inferenceservice/controller.go Reconcile adds the
+#: predictor's reconciler only outside ModelMesh; the transformer's and explainer's always).
 _MODELMESH: tuple[Condition, ...] = (
     (_p("/metadata/annotations/serving.kserve.io~1deploymentMode"), ("ModelMesh",)),
 )
