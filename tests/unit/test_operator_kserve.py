@@ -151,7 +151,9 @@ def test_the_runtimes_tolerations_are_kept_and_its_node_affinity_is_said() -> No
     assert _findings(result) == [UNWRITABLE_CONSTRAINT]
 
 
-def test_a_modelmesh_inference_service_makes_no_pod_of_its_own() -> None:
+def test_a_modelmesh_inference_service_makes_no_predictor_pod_of_its_own() -> None:
+    """inferenceservice/controller.go Reconcile: in ModelMesh mode the predictor's pods are
+    modelmesh-serving's runtime pods; a transformer is still KServe's, placed by its spec."""
     isvc = ISVC.replace(
         'name: "sklearn-iris"\n',
         'name: "sklearn-iris"\n  annotations: {serving.kserve.io/deploymentMode: ModelMesh}\n',
@@ -159,6 +161,11 @@ def test_a_modelmesh_inference_service_makes_no_pod_of_its_own() -> None:
     documents, result = _run(isvc + "---\n" + RUNTIME)
     assert "affinity" not in _predictor(documents)
     assert _findings(result) == []
+    transformer = "  transformer:\n    containers: [{name: t, image: registry.test/t-amd64:1}]\n"
+    documents, _ = _run(isvc.replace("spec:\n", "spec:\n" + transformer, 1) + "---\n" + RUNTIME)
+    (isvc_out,) = [d for d in documents if d["kind"] == "InferenceService"]
+    assert isvc_out["spec"]["transformer"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert "affinity" not in _predictor(documents)
 
 
 def test_a_custom_transformer_is_placed_by_its_own_pod_spec() -> None:
