@@ -167,6 +167,7 @@ class PodOutcome:
             self.workload.kind,
             self.workload.name,
             self.workload.namespace,
+            self.workload.generate_name,
         )
 
 
@@ -253,17 +254,7 @@ class EngineResult:
 
 def _comments_lost(source: str, document: SourceDocument, lines: list[int]) -> Finding:
     value = document.value
-    metadata = value.get("metadata") if isinstance(value, Mapping) else None
-    resource = (
-        ResourceRef(
-            str(value.get("apiVersion", "")),
-            str(value.get("kind", "")),
-            str(metadata.get("name", "")) if isinstance(metadata, Mapping) else "",
-            str(metadata.get("namespace", "") or "") if isinstance(metadata, Mapping) else "",
-        )
-        if isinstance(value, Mapping)
-        else None
-    )
+    resource = ResourceRef.of(value) if isinstance(value, Mapping) else None
     shown = ", ".join(str(line) for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
     return Finding(
         COMMENTS_LOST,
@@ -626,8 +617,6 @@ def unknown_kind_findings(
         found = unknown_pod_kind(resource, fields, declared.get(key, ()))
         if found is None:
             continue
-        metadata = resource.get("metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
         findings.append(
             Finding(
                 UNKNOWN_POD_KIND,
@@ -636,12 +625,7 @@ def unknown_kind_findings(
                 source=source,
                 document_index=document.index,
                 line=document.start_line,
-                resource=ResourceRef(
-                    api_version,
-                    kind,
-                    str(metadata.get("name") or ""),
-                    str(metadata.get("namespace") or ""),
-                ),
+                resource=ResourceRef.of(resource),
                 path=(*path, *found.fields[0].path),
                 suggestion=found.suggestion,
             )
@@ -695,12 +679,7 @@ def _injection_findings(
                             source=source,
                             document_index=document.index,
                             line=document.start_line,
-                            resource=ResourceRef(
-                                str(resource.get("apiVersion")),
-                                str(resource.get("kind")),
-                                str(metadata.get("name") or ""),
-                                str(metadata.get("namespace") or ""),
-                            ),
+                            resource=ResourceRef.of(resource),
                             path=(*path, *pointer),
                             suggestion=suggestion,
                         )

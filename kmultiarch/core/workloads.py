@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
+from kmultiarch.core.findings import shown_name
 from kmultiarch.core.imagecatalogs import FindRelated, catalog_image
 from kmultiarch.core.operators import (
     WILDCARD,
@@ -208,11 +209,13 @@ class Workload:
     namespace: str
     annotations: Mapping[str, object]
     targets: tuple[PodTarget, ...]
+    #: ``metadata.generateName`` of a resource that has no ``metadata.name`` (an Argo Workflow).
+    generate_name: str = ""
 
     @property
     def display_name(self) -> str:
         namespace = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {namespace}{self.name}"
+        return f"{self.kind} {namespace}{shown_name(self.name, self.generate_name)}"
 
 
 def find_workloads(
@@ -285,6 +288,7 @@ def _walk(
         _string(metadata.get("namespace")),
         _annotations(resource),
         tuple(targets),
+        "" if metadata.get("name") else _string(metadata.get("generateName")),
     )
 
 
