@@ -865,6 +865,7 @@ _NODE_AFFINITY = "nodeAffinity"
 _AFFINITY = "affinity"
 _ADVANCED = "advanced"
 _POD_TEMPLATE_SPEC = "podTemplateSpec"
+_NODE_SELECTOR = "nodeSelector"
 
 
 def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, object]:
@@ -877,6 +878,14 @@ def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, ob
         own = _own_affinity(holder, shape)
         if own is not None:
             view[_AFFINITY] = own
+        template = holder.get(_POD_TEMPLATE_SPEC)
+        spec = template.get("spec") if isinstance(template, Mapping) else None
+        if shape == "pod-template-affinity" and not holder.get(_NODE_SELECTOR):
+            # The template's nodeSelector holds unless the object's own is set (cass-operator
+            # construct_statefulset.go: dc.Spec.NodeSelector copied in only when not empty).
+            selector = spec.get(_NODE_SELECTOR) if isinstance(spec, Mapping) else None
+            if selector:
+                view[_NODE_SELECTOR] = selector
         return view
     if shape != "node-affinity":
         return holder

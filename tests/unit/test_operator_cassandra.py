@@ -11,7 +11,11 @@ from support.declared import declared_defaults, policy, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, UNWRITABLE_CONSTRAINT
+from kmultiarch.core.findings import (
+    IMAGE_CHOSEN_BY_OPERATOR,
+    SCHEDULING_CONFLICT,
+    UNWRITABLE_CONSTRAINT,
+)
 from kmultiarch.engine import EngineResult
 
 SAMPLE = sample("cass-operator-three-nodes.yaml")
@@ -109,3 +113,19 @@ def test_a_policy_writes_an_affinity_into_a_pod_template_spec() -> None:
     result = mutate_text(ring % "registry.test/ring:1", policy(entry), resolve=resolve)
     (document,) = yaml.safe_load_all(result.stream())
     assert document["spec"]["tolerations"] == [ARM64_TOLERATION]
+
+
+def test_a_templates_node_selector_holds_when_the_datacenter_names_none() -> None:
+    """construct_statefulset.go newStatefulSetForCassandraDatacenter: spec.nodeSelector is
+    copied into the pod template only when set; otherwise the template's own holds, and an
+    arm64 one there with an amd64-only server is a conflict, left as it is."""
+    text = _named(AMD64_SERVER).replace(
+        "      securityContext: {}\n",
+        "      securityContext: {}\n      nodeSelector: {kubernetes.io/arch: arm64}\n",
+    )
+    spec, result = _run(text)
+    assert "affinity" not in spec["podTemplateSpec"]["spec"]  # type: ignore[index]
+    assert [f.rule for f in result.findings] == [SCHEDULING_CONFLICT]
+    spec, result = _run(text.replace("  size: 3\n", "  size: 3\n  nodeSelector: {pool: db}\n"))
+    assert spec["podTemplateSpec"]["spec"]["affinity"] == ARCH_IN_AMD64  # type: ignore[index]
+    assert result.findings == []
