@@ -48,6 +48,7 @@ from kmultiarch.core.operators import (
     injection_hints,
     materialized,
     scheduling_view,
+    written_field,
 )
 from kmultiarch.core.patch import Operation, joined
 from kmultiarch.core.platform import Platform, format_platforms
@@ -342,7 +343,8 @@ def _related_index(
     documents: Mapping[str, list[SourceDocument]], operators: Operators
 ) -> Related | None:
     """Finds the resources of the stream that operators' kinds take images from (a Kafka for
-    its KafkaNodePools): by (API group, kind, namespace, name). Nothing to find (and the
+    its KafkaNodePools, a KServe predictor's runtimes): by (API group, kind, namespace), or in
+    every namespace. Nothing to find (and the
     catalogue not even loaded) when no document can be of an operators' kind."""
     if not any(
         document.resource_type is None
@@ -361,7 +363,7 @@ def _related_index(
     }
     if not wanted:
         return None
-    found: dict[tuple[str, str, str, str], Mapping[str, object]] = {}
+    found: dict[tuple[str, str, str], list[Mapping[str, object]]] = {}
     for docs in documents.values():
         for document in docs:
             known = document.resource_type
@@ -376,15 +378,18 @@ def _related_index(
                     continue
                 metadata = resource.get("metadata")
                 metadata = metadata if isinstance(metadata, Mapping) else {}
-                key = (
-                    *group_kind,
-                    str(metadata.get("namespace") or ""),
-                    str(metadata.get("name") or ""),
-                )
-                found[key] = resource
+                key = (*group_kind, str(metadata.get("namespace") or ""))
+                found.setdefault(key, []).append(resource)
 
-    def related(group: str, kind: str, namespace: str, name: str) -> Mapping[str, object] | None:
-        return found.get((group, kind, namespace, name))
+    def related(group: str, kind: str, namespace: str | None) -> list[Mapping[str, object]]:
+        if namespace is not None:
+            return found.get((group, kind, namespace), [])
+        return [
+            resource
+            for (found_group, found_kind, _), resources in found.items()
+            if (found_group, found_kind) == (group, kind)
+            for resource in resources
+        ]
 
     return related
 
@@ -1009,7 +1014,7 @@ def _withheld_finding(
     # A toleration left out keeps pods off nodes they could run on; an affinity left out lets
     # them onto nodes they cannot: that one is said.
     dropped = {
-        operation.relative_to(target.path).path[0]
+        written_field(str(operation.relative_to(target.path).path[0]), shape)
         for operation in wanted
         if operation not in written
         and operation.is_under(target.path)
@@ -1020,6 +1025,30 @@ def _withheld_finding(
         return ()
     fields = ", ".join(str(field) for field in withheld)
     where = target.field_path
+    placement = target.placement
+    if placement is not None and not placement.writes_affinity:
+        return (
+            Finding(
+                UNWRITABLE_CONSTRAINT,
+                "warning",
+                f"its images run on {format_platforms(plan.supported)} only, but {where} has no "
+                "field the operator copies into these pods' node affinity (it gives them its "
+                "own): the constraint cannot be written. Keep the pods off the other "
+                f"architectures with taints, or pin them with {where}.nodeSelector",
+            ),
+        )
+    if placement is not None and placement.added_terms_when and not placement.default_affinity_when:
+        return (
+            Finding(
+                UNWRITABLE_CONSTRAINT,
+                "warning",
+                f"its images run on {format_platforms(plan.supported)} only, but the operator "
+                f"adds required node selector terms of its own beside those of {where}, and "
+                "terms are ORed: an architecture term written there would not hold, so the "
+                "constraint is not written. Keep the pods off the other architectures with "
+                "taints, or drop the fields that add those terms",
+            ),
+        )
     return (
         Finding(
             UNWRITABLE_CONSTRAINT,

@@ -35,6 +35,7 @@ __all__ = [
     "Condition",
     "MAX_POINTER_TOKENS",
     "IMAGE_PARAMETERS",
+    "IMAGE_SELECTIONS",
     "ITEMS_IN_USE",
     "ImageSource",
     "Inheritance",
@@ -65,6 +66,7 @@ __all__ = [
     "type_name",
     "walk",
     "withheld_fields",
+    "written_field",
 ]
 
 #: JSON pointer tokens; ``*`` matches every list item or map value.
@@ -110,6 +112,12 @@ class ImageSource:
     #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
     #: policy declares the image (``defaultImages``).
     operator_only: str = ""
+    #: The images are what the controller chooses among other resources of the stream, one of
+    #: :data:`IMAGE_SELECTIONS` (``kserve-runtime``: the ServingRuntime a KServe predictor
+    #: runs, :mod:`kmultiarch.core.kserve`; ``kserve-worker``: its workers'; ``kserve-storage``:
+    #: the storage initializer its model storage gets); the pointers are then unused, and the
+    #: runtime's scheduling fields are merged under the placement's.
+    selected_by: str = ""
     #: The operator writes its own images over every image the resource names when this
     #: source counts (Percona's version service): none of the placement's images is then
     #: known, and the pods are decided on none of them (docs/scheduling.md, partial knowledge).
@@ -121,7 +129,11 @@ class ImageSource:
     def related_kinds(self) -> tuple[tuple[str, str], ...]:
         """The (API group, kind) of the other resources of the stream this source reads."""
         kinds = [self.related[:2]] if self.related is not None else []
-        return (*kinds, *(self.catalog.group_kinds if self.catalog is not None else ()))
+        return (
+            *kinds,
+            *(self.catalog.group_kinds if self.catalog is not None else ()),
+            *IMAGE_SELECTIONS.get(self.selected_by, ()),
+        )
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
         """Whether the pods run this source's images for ``resource``."""
@@ -189,9 +201,16 @@ class Inheritance:
 #: Where a placement's object keeps the pods' affinity: ``affinity`` (a core Affinity, as a
 #: PodSpec), ``node-affinity`` (a bare ``nodeAffinity``: Rook's placements), or
 #: ``advanced-affinity`` (``affinity.advanced`` holds the pods' whole Affinity, beside the
-#: operator's own keys: Percona's PodAffinity, ``{antiAffinityTopologyKey, advanced}``).
-Shape = Literal["affinity", "node-affinity", "advanced-affinity"]
-SHAPES: tuple[Shape, ...] = ("affinity", "node-affinity", "advanced-affinity")
+#: operator's own keys: Percona's PodAffinity, ``{antiAffinityTopologyKey, advanced}``), or
+#: ``pod-template-affinity`` (the object's own ``tolerations`` and ``nodeSelector``, the pods'
+#: Affinity in its ``podTemplateSpec.spec``: cass-operator's CassandraDatacenter).
+Shape = Literal["affinity", "node-affinity", "advanced-affinity", "pod-template-affinity"]
+SHAPES: tuple[Shape, ...] = (
+    "affinity",
+    "node-affinity",
+    "advanced-affinity",
+    "pod-template-affinity",
+)
 
 
 @dataclass(frozen=True)
@@ -287,6 +306,11 @@ class Placement:
     #: affinity is written (tolerations are), and pods that need one are warned about. A ``*``
     #: a condition shares with the placement's path is the item being placed.
     added_terms_when: tuple[Condition, ...] = ()
+    #: False when the object has no field the operator copies into the pods' node affinity (a
+    #: LokiStack component: tolerations and nodeSelector only, the affinity the operator's
+    #: own): only tolerations are written, and pods whose images need an affinity are warned
+    #: about (``unwritable-constraint``).
+    writes_affinity: bool = True
     #: The placement of the pod that builds the image these pods run (a Strimzi KafkaConnect's
     #: build pod): made on that pod's node, for its architecture alone, it is in no registry
     #: beforehand, so the pods are judged on no image and nothing is written; unless both
@@ -353,6 +377,17 @@ ITEMS_IN_USE: tuple[str, ...] = ("clickhouse", "clickhouse-keeper")
 #: The ways a controller substitutes variables in its images (:attr:`OperatorKind.
 #: image_parameters`; in a policy, a podSpecs entry's ``imageParameters``).
 IMAGE_PARAMETERS: tuple[str, ...] = ("tekton",)
+_KSERVE_RUNTIMES = (
+    ("serving.kserve.io", "ServingRuntime"),
+    ("serving.kserve.io", "ClusterServingRuntime"),
+)
+#: The selections of images among other resources of the stream a controller makes
+#: (:attr:`ImageSource.selected_by`), and the (API group, kind) of the resources each reads.
+IMAGE_SELECTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "kserve-runtime": _KSERVE_RUNTIMES,
+    "kserve-worker": _KSERVE_RUNTIMES,
+    "kserve-storage": (),
+}
 
 
 def _p(text: str) -> Pointer:
@@ -449,7 +484,8 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
     when it is a version in that range (ECK's images by version); ``{/pointer|tagged}`` only
     when it is an image reference carrying a tag or a digest, ``|untagged`` only when it carries
     neither (the Prometheus Operator's BuildImagePath); ``|reference`` only when it holds one of
-    ``:/@``, ``|word`` only when it holds none (the Grafana operator's getGrafanaImage)."""
+    ``:/@``, ``|word`` only when it holds none (the Grafana operator's getGrafanaImage); ``|tag``
+    a tag, with the digest it may carry (``3.12.0@sha256:...``)."""
     missing = False
 
     def part(match: re.Match[str]) -> str:
@@ -540,6 +576,9 @@ _REFERENCE_FILTERS: Mapping[str, Callable[[str], bool]] = {
     # getGrafanaImage: strings.ContainsAny(spec.version, ":/@") -> the version is the image.
     "reference": lambda text: any(mark in text for mark in ":/@"),
     "word": lambda text: not any(mark in text for mark in ":/@"),
+    # A tag, with the digest it may carry (a ScyllaCluster's agentVersion 3.12.0@sha256:...,
+    # scylla-operator migrate.go: agentRepository + ":" + agentVersion).
+    "tag": lambda text: not any(mark in text.partition("@")[0] for mark in ":/"),
 }
 
 
@@ -706,6 +745,8 @@ def withheld_fields(
     which an arch term written here would not hold for. A constraint they would hold is not
     written, and said (``unwritable-constraint``)."""
     affinity = _NODE_AFFINITY if placement.shape == "node-affinity" else _AFFINITY
+    if not placement.writes_affinity:
+        return frozenset({affinity})
     if any(
         holds(resource, (_bound(pointer, placement.path, holder_path), values))
         for pointer, values in placement.added_terms_when
@@ -823,17 +864,28 @@ def _by_position_list(base: list[object], own: list[object]) -> list[object]:
 _NODE_AFFINITY = "nodeAffinity"
 _AFFINITY = "affinity"
 _ADVANCED = "advanced"
+_POD_TEMPLATE_SPEC = "podTemplateSpec"
+_NODE_SELECTOR = "nodeSelector"
 
 
 def scheduling_view(holder: Mapping[str, object], shape: str) -> Mapping[str, object]:
     """A placement's object as the planner reads a pod spec: Rook's bare ``nodeAffinity`` as
     ``affinity.nodeAffinity``; Percona's ``affinity.advanced`` as ``affinity`` (the operator's
-    other keys are no Affinity)."""
-    if shape == "advanced-affinity":
+    other keys are no Affinity); a Cassandra datacenter's ``podTemplateSpec.spec.affinity`` as
+    ``affinity``."""
+    if shape in ("advanced-affinity", "pod-template-affinity"):
         view = {key: value for key, value in holder.items() if key != _AFFINITY}
-        advanced = _advanced(holder)
-        if advanced is not None:
-            view[_AFFINITY] = advanced
+        own = _own_affinity(holder, shape)
+        if own is not None:
+            view[_AFFINITY] = own
+        template = holder.get(_POD_TEMPLATE_SPEC)
+        spec = template.get("spec") if isinstance(template, Mapping) else None
+        if shape == "pod-template-affinity" and not holder.get(_NODE_SELECTOR):
+            # The template's nodeSelector holds unless the object's own is set (cass-operator
+            # construct_statefulset.go: dc.Spec.NodeSelector copied in only when not empty).
+            selector = spec.get(_NODE_SELECTOR) if isinstance(spec, Mapping) else None
+            if selector:
+                view[_NODE_SELECTOR] = selector
         return view
     if shape != "node-affinity":
         return holder
@@ -849,8 +901,17 @@ def _advanced(holder: Mapping[str, object]) -> object:
     return affinity.get(_ADVANCED) if isinstance(affinity, Mapping) else None
 
 
+def _templated_affinity(holder: Mapping[str, object]) -> object:
+    """``podTemplateSpec.spec.affinity`` of a placement's object (None: not there)."""
+    template = holder.get(_POD_TEMPLATE_SPEC)
+    spec = template.get("spec") if isinstance(template, Mapping) else None
+    return spec.get(_AFFINITY) if isinstance(spec, Mapping) else None
+
+
 def _own_affinity(holder: Mapping[str, object], shape: str) -> object:
     """The affinity a placement's object gives its pods itself (None: the operator's)."""
+    if shape == "pod-template-affinity":
+        return _templated_affinity(holder)
     return _advanced(holder) if shape == "advanced-affinity" else holder.get(_AFFINITY)
 
 
@@ -981,18 +1042,63 @@ def in_shape(
     planned = list(operations)
     if affinity_defaults:
         planned = [_with_defaults(operation, path, affinity_defaults) for operation in planned]
-    written = _in_shape(planned, path, shape, holder)
+    if shape == "pod-template-affinity":
+        # The fields are named as the view names them; the affinity is moved afterwards.
+        return _in_template(_writable(planned, path, read_only), path, holder or {})
+    return _writable(_in_shape(planned, path, shape, holder), path, read_only)
+
+
+def written_field(key: str, shape: str) -> str:
+    """The field of the placement's view (:func:`scheduling_view`) an operation written in
+    ``shape`` under ``key`` of the placement's object writes: ``affinity`` for a
+    ``pod-template-affinity`` placement's ``podTemplateSpec``, else ``key`` itself."""
+    return _AFFINITY if shape == "pod-template-affinity" and key == _POD_TEMPLATE_SPEC else key
+
+
+def _writable(
+    operations: Sequence[PatchOperation], path: ConcretePath, read_only: Collection[str]
+) -> list[PatchOperation]:
+    """``operations`` but those on a field of ``read_only`` of the object at ``path``."""
     if not read_only:
-        return written
+        return list(operations)
     return [
         operation
-        for operation in written
+        for operation in operations
         if not (
             operation.is_under(path)
             and operation.relative_to(path).path[:1]
             and operation.relative_to(path).path[0] in read_only
         )
     ]
+
+
+def _in_template(
+    operations: Sequence[PatchOperation], path: ConcretePath, holder: Mapping[str, object]
+) -> list[PatchOperation]:
+    """``affinity...`` as ``podTemplateSpec.spec.affinity...``, the template and its spec
+    created when missing (an ``affinity`` created is added with them)."""
+    template = holder.get(_POD_TEMPLATE_SPEC)
+    has_template = isinstance(template, Mapping)
+    has_spec = isinstance(template, Mapping) and isinstance(template.get("spec"), Mapping)
+    written: list[PatchOperation] = []
+    for operation in operations:
+        relative = operation.relative_to(path).path if operation.is_under(path) else ()
+        if relative[:1] != (_AFFINITY,):
+            written.append(operation)
+        elif relative == (_AFFINITY,) and operation.op == "add" and not has_spec:
+            if has_template:
+                at, value = (*path, _POD_TEMPLATE_SPEC, "spec"), {_AFFINITY: operation.value}
+            else:
+                at = (*path, _POD_TEMPLATE_SPEC)
+                value = {"spec": {_AFFINITY: operation.value}}
+            written.append(PatchOperation("add", at, value))
+        else:
+            written.append(
+                PatchOperation(
+                    operation.op, (*path, _POD_TEMPLATE_SPEC, "spec", *relative), operation.value
+                )
+            )
+    return written
 
 
 def _with_defaults(

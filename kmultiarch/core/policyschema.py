@@ -614,6 +614,7 @@ def _placement(value: object, where: Where) -> Placement:
             "injectedBy",
             "defaultAffinityWhen",
             "addedTermsWhen",
+            "writesAffinity",
         },
         where,
     )
@@ -651,6 +652,7 @@ def _placement(value: object, where: Where) -> Placement:
             value.get("defaultAffinityWhen"), where / "defaultAffinityWhen"
         ),
         added_terms_when=_conditions_of(value.get("addedTermsWhen"), where / "addedTermsWhen"),
+        writes_affinity=_flag(value.get("writesAffinity", True), where / "writesAffinity"),
     )
     # The checks every built-in placement passes too (one meaning for both).
     for key, problem in placement_problems(placement):

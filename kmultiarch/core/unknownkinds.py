@@ -31,7 +31,7 @@ from typing import Literal
 from kmultiarch.core.catalogued import MAKES_NO_PODS
 from kmultiarch.core.operators import WILDCARD, Pointer, api_group
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.workloads import POD_SPEC_PATHS, WORKFLOW_SPEC_PATHS
+from kmultiarch.core.workloads import POD_SPEC_PATHS, WORKFLOW_SPEC_PATHS, WRAPPED_RESOURCES
 from kmultiarch.errors import InvalidReferenceError
 
 __all__ = [
@@ -175,6 +175,7 @@ def needs_scan(api_version: str, kind: str, known: Mapping[tuple[str, str], obje
         group in BUILT_IN_GROUPS
         or (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
+        or (group, kind) in WRAPPED_RESOURCES
         or (group, kind) in known
         or (group, kind) in NOT_POD_MAKERS
         or (group, kind) in MAKES_NO_PODS

@@ -9,13 +9,14 @@ their operators copy the scheduling fields from, with the images the resources n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.findings import shown_name
-from kmultiarch.core.imagecatalogs import catalog_image
+from kmultiarch.core.imagecatalogs import FindRelated, catalog_image
 from kmultiarch.core.operators import (
     WILDCARD,
     ConcretePath,
@@ -36,6 +37,9 @@ from kmultiarch.core.operators import (
     withheld_fields,
 )
 from kmultiarch.errors import format_field_path
+
+if TYPE_CHECKING:
+    from kmultiarch.core.kserve import RuntimeChoice
 
 Path = tuple[str | int, ...]
 
@@ -80,13 +84,24 @@ WORKFLOW_SPEC_PATHS: dict[tuple[str, str], Path] = {
     ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
 }
 
+#: Kinds that wrap whole resources, which their controller creates as they are -> the pointers
+#: (``*``: each item) to the wrapped resources, placed by their own kinds. An AppWrapper's
+#: components (project-codeflare/appwrapper internal/controller/appwrapper/
+#: resource_management.go createComponent: parseComponent(component.Template), created with
+#: its pod sets' nodeSelector and tolerations merged in and node-health expressions ANDed into
+#: each required term: the templates' own placement holds).
+WRAPPED_RESOURCES: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("workload.codeflare.dev", "AppWrapper"): (("spec", "components", "*", "template"),),
+}
+
 
 #: (API group, kind) -> how its operator places its pods (the catalogue, and a policy's
 #: podSpecs entries merged in: :meth:`kmultiarch.core.policy.ScopePolicy.operators`).
 Operators = Mapping[tuple[str, str], OperatorKind]
 BUILT_IN_OPERATORS: Operators = built_in_operators()
 #: Finds a resource of the stream: (API group, kind, namespace, name) -> it, or None.
-Related = Callable[[str, str, str, str], "Mapping[str, object] | None"]
+#: The resources of the stream of a kind: (API group, kind, namespace; None: any namespace).
+Related = Callable[[str, str, str | None], "Sequence[Mapping[str, object]]"]
 
 
 def may_hold_pods(api_version: str, kind: str, operators: Operators | None = None) -> bool:
@@ -97,6 +112,7 @@ def may_hold_pods(api_version: str, kind: str, operators: Operators | None = Non
     return (
         (group, kind) in POD_SPEC_PATHS
         or (group, kind) in WORKFLOW_SPEC_PATHS
+        or (group, kind) in WRAPPED_RESOURCES
         or (group, kind) in (BUILT_IN_OPERATORS if operators is None else operators)
         or kind.endswith("List")
     )
@@ -228,6 +244,10 @@ def _walk(
             yield from _walk(item, (*path, "items", position), operators, related)
         return
     group = api_group(api_version)
+    wrapped = WRAPPED_RESOURCES.get((group, kind))
+    if wrapped is not None:
+        yield from _wrapped(resource, path, wrapped, operators, related)
+        return
     targets: list[PodTarget] = []
     for spec_path in POD_SPEC_PATHS.get((group, kind), ()):
         spec = value_at(resource, spec_path)
@@ -270,6 +290,28 @@ def _walk(
         tuple(targets),
         "" if metadata.get("name") else _string(metadata.get("generateName")),
     )
+
+
+def _wrapped(
+    wrapper: Mapping[str, object],
+    path: Path,
+    pointers: tuple[tuple[str, ...], ...],
+    operators: Operators,
+    related: Related | None,
+) -> Iterator[Workload]:
+    """The workloads of the resources ``wrapper`` wraps, each placed by its own kind: in the
+    wrapper's namespace when it names none (parseComponent), opted out with the wrapper."""
+    metadata = _mapping(wrapper.get("metadata"))
+    namespace = _string(metadata.get("namespace"))
+    skip = {key: value for key, value in _annotations(wrapper).items() if key == SKIP_ANNOTATION}
+    for pointer in pointers:
+        for concrete, item in walk(wrapper, pointer)[0]:
+            for workload in _walk(item, (*path, *concrete), operators, related):
+                yield replace(
+                    workload,
+                    namespace=workload.namespace or namespace,
+                    annotations={**skip, **workload.annotations},
+                )
 
 
 def _placement_targets(
@@ -324,12 +366,13 @@ def _placement_targets(
             unwritable: tuple[str, ...] = ()
             containers: list[ContainerImage] = []
             chosen: list[str] = []
+            unselected: list[str] = []
             malformed: list[tuple[Path, str]] = []
             if placement.image_built_by is not None:
                 # Built on the build pod's node, for its architecture: no image to judge yet.
                 unwritable = _unpinned_build(resource, placement, placement.image_built_by)
             else:
-                containers, chosen, malformed = _placement_images(
+                containers, chosen, unselected, malformed = _placement_images(
                     resource, placement, holder_path, holder, path, namespace, related, images_from
                 )
             containers.extend(
@@ -344,6 +387,7 @@ def _placement_targets(
                     if image is not None
                 )
                 chosen = []
+            chosen.extend(unselected)
             if containers or chosen:
                 containers.extend(
                     ContainerImage((), "operator", image, added_by="operator")
@@ -354,6 +398,11 @@ def _placement_targets(
                 resource, placement, holder, blocked.get(shared, ()) if shared else ()
             )
             withheld = withheld_fields(resource, placement, holder, holder_path)
+            selected, taken = _selected_fields(resource, placement, holder, namespace, related)
+            if selected:
+                inherited = {**inherited, **selected}
+                withheld |= taken - {"nodeSelector"}
+                read_only |= taken
             # A shared object that placements merged over by position set a field of: not
             # written there (their own items would meet what is appended), but into each.
             read_only |= withheld | blocked.get(holder_path, frozenset())
@@ -411,6 +460,7 @@ _WRITTEN_FIELDS = {
     "affinity": frozenset({"tolerations", "affinity"}),
     "node-affinity": frozenset({"tolerations", "nodeAffinity"}),
     "advanced-affinity": frozenset({"tolerations", "affinity"}),
+    "pod-template-affinity": frozenset({"tolerations", "affinity"}),
 }
 
 
@@ -489,18 +539,33 @@ def _placement_images(
     namespace: str,
     related: Related | None,
     images_from: Mapping[str, object] | None = None,
-) -> tuple[list[ContainerImage], list[str], list[tuple[Path, str]]]:
-    """The images of a placement's pods, the fields whose image the operator chooses, and the
-    image fields of the wrong type (path, message). ``images_from``: the resource with its
-    images as the controller runs them (variables substituted), where they are read."""
+) -> tuple[list[ContainerImage], list[str], list[str], list[tuple[Path, str]]]:
+    """The images of a placement's pods, the fields whose image the operator chooses, the
+    resources of the stream a selection found none of (a KServe runtime: no ``defaultImages``
+    stands for them), and the image fields of the wrong type (path, message). ``images_from``:
+    the resource with its images as the controller runs them (variables substituted), where
+    they are read."""
     containers: list[ContainerImage] = []
     chosen: list[str] = []
+    unselected: list[str] = []
     malformed: list[tuple[Path, str]] = []
     if placement.pod_spec:
         containers.extend(_pod_containers(holder, (*path, *holder_path)))
     for source in placement.images:
         if not source.counts_for(resource):
             continue  # a container the operator adds only when the resource asks for it
+        if source.selected_by:
+            choice = _selection(resource, source.selected_by, namespace, related)
+            if choice is not None and choice.missing:
+                unselected.append(choice.missing)
+            elif choice is not None and choice.chosen:
+                chosen.append(choice.chosen)
+            elif choice is not None:
+                containers.extend(
+                    ContainerImage((), where, image, added_by="related")
+                    for where, image in choice.images
+                )
+            continue
         origin, prefix = images_from if images_from is not None else resource, path
         if source.related is not None:
             origin = _related(resource, source.related, namespace, related) or {}
@@ -533,7 +598,7 @@ def _placement_images(
                 )
             )
         picked = (
-            catalog_image(resource, source.catalog, namespace, related)
+            catalog_image(resource, source.catalog, namespace, _finder(related))
             if not found and source.catalog is not None
             else None
         )
@@ -561,12 +626,71 @@ def _placement_images(
             chosen.append(_fields_of(source))
     if any(source.replaces_named and source.counts_for(resource) for source in placement.images):
         containers = []  # what the resource names is not what its pods will run
-    if not containers and not chosen:
+    if not containers and not chosen and not unselected:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
         chosen.extend(_fields_of(s) for s in placement.images)
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
-    return containers, chosen, malformed
+    return containers, chosen, unselected, malformed
+
+
+def _selection(
+    resource: Mapping[str, object], selected_by: str, namespace: str, related: Related | None
+) -> RuntimeChoice | None:
+    """What a controller chooses among the stream's resources for a placement's pods (None:
+    the selection does not apply; the placement's own containers are its images)."""
+    from kmultiarch.core.kserve import runtime_choice, storage_choice
+
+    if selected_by == "kserve-storage":
+        return storage_choice(resource)
+    return runtime_choice(
+        resource,
+        namespace,
+        related if related is not None else _no_related,
+        worker=selected_by == "kserve-worker",
+    )
+
+
+def _no_related(group: str, kind: str, namespace: str | None) -> Sequence[Mapping[str, object]]:
+    return ()
+
+
+def _selected_fields(
+    resource: Mapping[str, object],
+    placement: Placement,
+    holder: Mapping[str, object],
+    namespace: str,
+    related: Related | None,
+) -> tuple[dict[str, object], frozenset[str]]:
+    """The scheduling fields a placement's pods take from what the controller selected (a
+    KServe runtime's, under the predictor's by a strategic merge patch: utils.go MergePodSpec):
+    the merged value of each, and those that cannot be written in the placement (the pods
+    take them from the runtime, which a list or node affinity written here would replace)."""
+    merged: dict[str, object] = {}
+    taken: set[str] = set()
+    for source in placement.images:
+        if not source.selected_by or not source.counts_for(resource):
+            continue
+        choice = _selection(resource, source.selected_by, namespace, related)
+        if choice is None:
+            continue
+        for name, value in choice.fields.items():
+            own = holder.get(name)
+            if name == "nodeSelector":
+                merged[name] = {**_mapping(value), **_mapping(own)}
+                taken.add(name)
+            elif name == "affinity":
+                # The predictor's node affinity, when it has one, replaces the runtime's (its
+                # terms are a list without a merge key); otherwise the runtime's holds.
+                if _mapping(value).get("nodeAffinity") is not None and (
+                    _mapping(own).get("nodeAffinity") is None
+                ):
+                    merged[name] = {**_mapping(value), **_mapping(own)}
+                    taken.add(name)
+            elif own is None:
+                merged[name] = value
+                taken.add(name)
+    return merged, frozenset(taken)
 
 
 def _items_in_use(
@@ -624,9 +748,29 @@ def _related(
     metadata = resource.get("metadata")
     labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
     name = labels.get(label) if isinstance(labels, Mapping) else None
-    if related is None or not isinstance(name, str):
+    finder = _finder(related)
+    if finder is None or not isinstance(name, str):
         return None
-    return related(group, kind, namespace, name)
+    return finder(group, kind, namespace, name)
+
+
+def _finder(related: Related | None) -> FindRelated | None:
+    """The stream's resource of a kind by namespace and name, from ``related``."""
+    if related is None:
+        return None
+    lister = related
+
+    def find(group: str, kind: str, namespace: str, name: str) -> Mapping[str, object] | None:
+        return next(
+            (
+                candidate
+                for candidate in lister(group, kind, namespace)
+                if _string(_mapping(candidate.get("metadata")).get("name")) == name
+            ),
+            None,
+        )
+
+    return find
 
 
 def _template_of(resource: Mapping[str, object], spec_path: ConcretePath) -> Mapping[str, object]:
@@ -771,6 +915,10 @@ def value_at(value: object, path: Path) -> object:
 
 def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _string(value: object) -> str:

@@ -47,6 +47,10 @@ def _placed_by(placement: Placement) -> str:
         notes.append(f"the items its hosts run ({placement.items_in_use})")
     if placement.image_built_by is not None:
         notes.append(f"runs the image {_pointer(placement.image_built_by)}'s pod builds")
+    if placement.shape == "pod-template-affinity":
+        notes.append("affinity in podTemplateSpec.spec")
+    if not placement.writes_affinity:
+        notes.append("no affinity field: tolerations only")
     if notes:
         text += f" ({'; '.join(notes)})"
     if placement.creates and placement.judged_only_when_missing:
@@ -70,6 +74,8 @@ def _source_text(source: ImageSource) -> str:
             f"{_pointer(catalog.reference)} names: its {_pointer(catalog.entries)} entry of "
             f"that {catalog.selector}"
         )
+    if source.selected_by:
+        text = f"the images {source.selected_by} selects"
     if source.when:
         text += " when " + _condition_text(source.when)
     return f"`{text}`"
