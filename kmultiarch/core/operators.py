@@ -25,10 +25,14 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from kmultiarch.core.imagecatalogs import CatalogImage
 from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
+
+if TYPE_CHECKING:
+    # Only a type here: the module is loaded with the catalogue entries that name a catalog,
+    # off a warm run's path (tests/integration/test_import_budget.py).
+    from kmultiarch.core.imagecatalogs import CatalogImage
 
 __all__ = [
     "AntiAffinityByKey",

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
 from kmultiarch.core.findings import shown_name
-from kmultiarch.core.imagecatalogs import FindRelated, catalog_image
 from kmultiarch.core.operators import (
     WILDCARD,
     ConcretePath,
@@ -39,6 +38,7 @@ from kmultiarch.core.operators import (
 from kmultiarch.errors import format_field_path
 
 if TYPE_CHECKING:
+    from kmultiarch.core.imagecatalogs import FindRelated
     from kmultiarch.core.kserve import RuntimeChoice
 
 Path = tuple[str | int, ...]
@@ -597,6 +597,9 @@ def _placement_images(
                     added_by="" if source.related is None else "related",
                 )
             )
+        if source.catalog is not None:
+            # Loaded only for the kinds that pick an image from a catalog (off the warm path).
+            from kmultiarch.core.imagecatalogs import catalog_image
         picked = (
             catalog_image(resource, source.catalog, namespace, _finder(related))
             if not found and source.catalog is not None
