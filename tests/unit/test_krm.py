@@ -39,7 +39,9 @@ def test_configmap_strings_become_the_policy() -> None:
     assert policy.scope.exclude.namespaces == frozenset({"kube-system", "monitoring"})
     assert policy.scope.exclude.kinds == frozenset({"Job"})
     assert policy.resolution.registries["registry.test"].mirror == "http://127.0.0.1:5000"
-    assert policy.resolution.overrides[0].image == "legacy/*"
+    # As written, and normalised as references are (issue 36 item 16: docker.io/ added).
+    assert policy.resolution.overrides[0].written == "legacy/*"
+    assert policy.resolution.overrides[0].image == "docker.io/legacy/*"
 
 
 @pytest.mark.parametrize(
