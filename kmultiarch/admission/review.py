@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.resolution import Resolve
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.run.admission import (
+    PodLookups,
     decide_pod,
     ephemeral_mismatches,
     mismatch_message,
@@ -56,13 +56,17 @@ class Admission(Protocol):
     @property
     def policy(self) -> Policy: ...
 
-    def resolver_for(self, pod: Mapping[str, Any], namespace: str) -> Resolve:
-        """The engine's ``resolve`` for this pod: its pull secrets' credentials, the review's
-        deadline."""
+    def lookups_for(self, pod: Mapping[str, Any], namespace: str) -> PodLookups:
+        """Where this pod's images are looked up: with its pull secrets' credentials, within
+        the review's deadline."""
         ...
 
     def node(self, name: str) -> Mapping[str, Any] | None:
         """The Node object named ``name`` (None: there is none)."""
+        ...
+
+    def namespace(self, name: str) -> Mapping[str, Any] | None:
+        """The Namespace object named ``name`` (None: not known)."""
         ...
 
 
@@ -126,7 +130,11 @@ def _pod_created(
     pod: dict[str, Any], namespace: str, admission: Admission, respond: _Responder
 ) -> Answer:
     decision = decide_pod(
-        pod, admission.policy, admission.resolver_for(pod, namespace), namespace=namespace
+        pod,
+        admission.policy,
+        admission.lookups_for(pod, namespace),
+        namespace=namespace,
+        namespace_object=admission.namespace(namespace) if namespace else None,
     )
     warnings = [
         finding.message for finding in decision.findings if finding.severity in ("warning", "error")
@@ -155,7 +163,9 @@ def _ephemeral_added(
             f"the platform of node {node_name} is not known (no such node, or its labels name none)"
         )
     namespace = str(pod.get("metadata", {}).get("namespace") or "")
-    mismatches = ephemeral_mismatches(added, platform, admission.resolver_for(pod, namespace))
+    mismatches = ephemeral_mismatches(
+        added, platform, admission.lookups_for(pod, namespace).resolve
+    )
     known = [m for m in mismatches if m.reason is None]
     unknown = [m for m in mismatches if m.reason is not None]
     messages = [mismatch_message(m, node_name, platform) for m in (*known, *unknown)]

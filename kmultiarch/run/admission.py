@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kmultiarch.core.cluster import node_sources
 from kmultiarch.core.findings import Finding
@@ -24,13 +25,14 @@ from kmultiarch.core.patch import json_pointer
 from kmultiarch.core.platform import Platform, format_platforms
 from kmultiarch.core.policy import Policy
 from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import References, Resolve
+from kmultiarch.core.resolution import References, Resolution, Resolve
 from kmultiarch.engine import read_sources, run_documents
 from kmultiarch.errors import InvalidReferenceError
 from kmultiarch.yaml.stream import InputSource
 
 __all__ = [
     "EphemeralMismatch",
+    "PodLookups",
     "PodDecision",
     "decide_pod",
     "ephemeral_mismatches",
@@ -40,6 +42,15 @@ __all__ = [
 
 #: The name the one-document stream is given: findings are about "the pod under review".
 REVIEWED_POD = "<admission review>"
+
+
+class PodLookups(Protocol):
+    """Where a review's images are looked up: the engine's ``resolve``, and what the parts
+    behind it had to say meanwhile (a :class:`~kmultiarch.run.session.Session` is one)."""
+
+    def resolve(self, references: list[ImageRef]) -> Mapping[ImageRef, Resolution]: ...
+
+    def findings(self) -> list[Finding]: ...
 
 
 @dataclass(frozen=True)
@@ -58,20 +69,33 @@ class PodDecision:
 
 
 def decide_pod(
-    pod: Mapping[str, object], policy: Policy, resolve: Resolve, *, namespace: str
+    pod: Mapping[str, object],
+    policy: Policy,
+    lookups: PodLookups,
+    *,
+    namespace: str,
+    namespace_object: Mapping[str, object] | None = None,
 ) -> PodDecision:
     """The engine's decision on ``pod`` (a Pod object) in ``namespace`` (the review's: a pod
-    created with ``generateName`` may name none itself)."""
+    created with ``generateName`` may name none itself). ``namespace_object``: the pod's
+    Namespace as the API server has it, read with the pod as a stream's Namespace document is
+    (``exclude.namespaceSelector``, ``mode: optIn`` on the namespace, the injections'
+    ``namespaceLabels``)."""
     document = dict(pod)
     # The API server's request.object carries both; a pod without them would not be read as
     # a Pod by the engine.
     document.setdefault("apiVersion", "v1")
     document.setdefault("kind", "Pod")
-    sources = [InputSource(REVIEWED_POD, json.dumps(document))]
+    text = json.dumps(document)
+    if namespace_object is not None:
+        text = json.dumps(dict(namespace_object)) + "\n---\n" + text
+    sources = [InputSource(REVIEWED_POD, text)]
     documents = read_sources(sources, policy.scope)
     result = run_documents(
-        sources, documents, policy, resolve, edit=False, namespace=namespace or "default"
+        sources, documents, policy, lookups.resolve, edit=False, namespace=namespace or "default"
     )
+    # As run_manifests does: the session's findings (a cache that could not be used) too.
+    result.findings.extend(lookups.findings())
     operations: list[dict[str, object]] = []
     for outcome in result.documents[REVIEWED_POD]:
         operations.extend(operation.as_json() for operation in outcome.operations)

@@ -21,21 +21,15 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.admission import ARM_TOLERATION
 
 from kmultiarch.admission.review import MalformedReview, answer_review
 from kmultiarch.cli.app import run as run_cli
 from kmultiarch.core.policy import Policy
-from kmultiarch.core.resolution import Resolve
 from kmultiarch.io.config import load_policy
 from kmultiarch.run.config import RunRequest, configure
 from kmultiarch.run.session import Session
 
-ARM_TOLERATION = {
-    "key": "kubernetes.io/arch",
-    "operator": "Equal",
-    "value": "arm64",
-    "effect": "NoSchedule",
-}
 OVERRIDES = {
     "registry.test/both:1": ["linux/amd64", "linux/arm64"],
     "registry.test/amd:1": ["linux/amd64"],
@@ -74,11 +68,14 @@ class Offline:
         self.session = Session(configure(self.policy, RunRequest(offline=True, no_cache=True)))
         self.nodes = dict(nodes or {})
 
-    def resolver_for(self, pod: Mapping[str, Any], namespace: str) -> Resolve:
-        return self.session.resolve
+    def lookups_for(self, pod: Mapping[str, Any], namespace: str) -> Session:
+        return self.session
 
     def node(self, name: str) -> Mapping[str, Any] | None:
         return self.nodes.get(name)
+
+    def namespace(self, name: str) -> Mapping[str, Any] | None:
+        return None
 
 
 def review(
