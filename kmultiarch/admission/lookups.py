@@ -90,12 +90,15 @@ class SharedLookups:
         *,
         threads: int = LOOKUP_THREADS,
         on_answers: Callable[[Sequence[Resolution]], None] | None = None,
+        on_deadline_missed: Callable[[int], None] | None = None,
     ) -> None:
-        """``on_answers``: told every lookup's answers, on the loop (the metrics count them)."""
+        """``on_answers``: told every lookup's answers, on the loop; ``on_deadline_missed``:
+        how many images a review stopped waiting for (the metrics count them)."""
         self.config = config
         self.loop = loop
         self.stats = LookupStats()
         self.on_answers = on_answers
+        self.on_deadline_missed = on_deadline_missed
         self._pool = concurrent.futures.ThreadPoolExecutor(threads, "kmultiarch-lookup")
         self._guard = threading.Lock()
         self._session = Session(config)
@@ -184,12 +187,14 @@ class SharedLookups:
             await asyncio.wait([asyncio.shield(flight) for flight in flights], timeout=left)
         answers: dict[ImageRef, Resolution] = {}
         findings: list[Finding] = []
+        missed = 0
         for reference, flight in waiting.items():
             if flight.done() and not flight.cancelled() and flight.exception() is None:
                 answers[reference] = flight.result()
                 findings.extend(self._flight_findings.get(flight, ()))
             else:
                 self.stats.timed_out += 1
+                missed += 1
                 answers[reference] = Resolution(
                     reference,
                     error=ResolutionError(
@@ -200,6 +205,8 @@ class SharedLookups:
                         transient=True,
                     ),
                 )
+        if missed and self.on_deadline_missed is not None:
+            self.on_deadline_missed(missed)
         return answers, findings
 
     def _start(

@@ -189,6 +189,7 @@ class AdmissionApp:
                     self.config,
                     asyncio.get_running_loop(),
                     on_answers=self.metrics.count_answers,
+                    on_deadline_missed=self.metrics.deadline_misses.inc,
                 )
                 self.ready = True
                 await send({"type": "lifespan.startup.complete"})

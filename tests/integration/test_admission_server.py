@@ -287,6 +287,9 @@ def test_failure_table_timeout(
             started = time.monotonic()
             response = post(server, review(pod(fresh)), "?timeout=2s").json()["response"]
             elapsed = time.monotonic() - started
+            with server.client() as client:
+                text = client.get("/metrics").text
+            assert metric(text, "kmultiarch_admission_deadline_misses_total") == 1
     finally:
         slow.stop()
     assert elapsed < 2.0, elapsed
