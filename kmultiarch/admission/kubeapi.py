@@ -39,7 +39,7 @@ import yaml
 from kmultiarch.core.pullsecrets import DEFAULT_SERVICE_ACCOUNT, DockerConfig, pull_secret_configs
 from kmultiarch.errors import InputError, KmultiarchError
 
-__all__ = ["KubeConfigError", "KubeReader", "kube_settings"]
+__all__ = ["KubeConfigError", "KubeReader", "NotLocal", "kube_settings"]
 
 log = logging.getLogger("kmultiarch.admission")
 
@@ -55,6 +55,11 @@ READ_TIMEOUT = 5.0
 
 class KubeConfigError(KmultiarchError):
     """The API server's address or credentials cannot be found or used."""
+
+
+class NotLocal(Exception):
+    """An answer the caller asked for from memory only is not there (it must be read or looked
+    up, off the event loop)."""
 
 
 @dataclass
@@ -194,14 +199,17 @@ class KubeReader:
             return {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
         return {}
 
-    def get(self, path: str) -> dict[str, Any] | None:
+    def get(self, path: str, *, local: bool = False) -> dict[str, Any] | None:
         """The object at ``path`` (None: not found, or not readable: said in the log, without
-        its content)."""
+        its content). ``local``: from memory only (:class:`NotLocal` when it is not fresh
+        there)."""
         now = time.monotonic()
         with self._guard:
             kept = self._kept.get(path)
         if kept is not None and now - kept.read_at < FRESH_SECONDS:
             return kept.value
+        if local:
+            raise NotLocal(path)
         self.reads[path] = self.reads.get(path, 0) + 1
         try:
             response = self._client.get(path, headers=self._headers())
@@ -222,27 +230,30 @@ class KubeReader:
             self._kept[path] = _Kept(value, now)
         return value
 
-    def node(self, name: str) -> dict[str, Any] | None:
-        return self.get(f"/api/v1/nodes/{quote(name, safe='')}")
+    def node(self, name: str, *, local: bool = False) -> dict[str, Any] | None:
+        return self.get(f"/api/v1/nodes/{quote(name, safe='')}", local=local)
 
-    def namespace(self, name: str) -> dict[str, Any] | None:
-        return self.get(f"/api/v1/namespaces/{quote(name, safe='')}")
+    def namespace(self, name: str, *, local: bool = False) -> dict[str, Any] | None:
+        return self.get(f"/api/v1/namespaces/{quote(name, safe='')}", local=local)
 
-    def pull_secrets(self, pod: Mapping[str, Any], namespace: str) -> Sequence[DockerConfig]:
+    def pull_secrets(
+        self, pod: Mapping[str, Any], namespace: str, *, local: bool = False
+    ) -> Sequence[DockerConfig]:
         """The Docker configs of the pod's ``imagePullSecrets`` and its ServiceAccount's."""
         spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
         assert isinstance(spec, dict)
         account_name = spec.get("serviceAccountName") or spec.get("serviceAccount")
         account_name = account_name if isinstance(account_name, str) else DEFAULT_SERVICE_ACCOUNT
         where = f"/api/v1/namespaces/{quote(namespace, safe='')}"
-        account = self.get(f"{where}/serviceaccounts/{quote(account_name, safe='')}")
+        account = self.get(f"{where}/serviceaccounts/{quote(account_name, safe='')}", local=local)
         names = [*_names(spec.get("imagePullSecrets"))]
         if account is not None:
             names += _names(account.get("imagePullSecrets"))
         if not names:
             return []
         secrets = [
-            self.get(f"{where}/secrets/{quote(name, safe='')}") for name in dict.fromkeys(names)
+            self.get(f"{where}/secrets/{quote(name, safe='')}", local=local)
+            for name in dict.fromkeys(names)
         ]
         found = [secret for secret in secrets if secret is not None]
         versions = tuple(

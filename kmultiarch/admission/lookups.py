@@ -45,6 +45,11 @@ __all__ = ["Credentials", "LookupStats", "ReviewLookups", "SharedLookups"]
 SHARED_RETRY_SECONDS = 30.0
 #: Sessions kept for pods' credential sets (least recently used dropped first).
 MAX_CREDENTIAL_SESSIONS = 64
+#: How long an answer is kept in memory for reviews answered on the event loop (the disk and
+#: shared levels keep it as long as a run's cache does: the tag TTL).
+MEMO_SECONDS = 60.0
+#: Answers kept in memory before the expired ones are dropped.
+MAX_MEMO = 50_000
 #: Threads that run lookups (each a Session.resolve: cache reads, and registry round trips
 #: in an event loop of its own).
 LOOKUP_THREADS = 8
@@ -91,6 +96,7 @@ class SharedLookups:
         threads: int = LOOKUP_THREADS,
         on_answers: Callable[[Sequence[Resolution]], None] | None = None,
         on_deadline_missed: Callable[[int], None] | None = None,
+        on_remembered: Callable[[int], None] | None = None,
     ) -> None:
         """``on_answers``: told every lookup's answers, on the loop; ``on_deadline_missed``:
         how many images a review stopped waiting for (the metrics count them)."""
@@ -99,6 +105,7 @@ class SharedLookups:
         self.stats = LookupStats()
         self.on_answers = on_answers
         self.on_deadline_missed = on_deadline_missed
+        self.on_remembered = on_remembered
         self._pool = concurrent.futures.ThreadPoolExecutor(threads, "kmultiarch-lookup")
         self._guard = threading.Lock()
         self._session = Session(config)
@@ -107,6 +114,8 @@ class SharedLookups:
         self._credential_sessions: OrderedDict[str, Session] = OrderedDict()
         #: (credential key, reference) -> the lookup in flight.
         self._flights: dict[tuple[str, ImageRef], asyncio.Future[Resolution]] = {}
+        #: Answers of the last :data:`MEMO_SECONDS`, for reviews answered without a thread.
+        self._memo: dict[tuple[str, ImageRef], tuple[Resolution, float]] = {}
         #: What a lookup's session had to say, per flight, for the reviews that waited on it.
         self._flight_findings: dict[asyncio.Future[Resolution], list[Finding]] = {}
 
@@ -151,6 +160,23 @@ class SharedLookups:
             self._credential_sessions.clear()
 
     # The engine's resolve --------------------------------------------------------------------
+
+    def remembered(
+        self, references: Sequence[ImageRef], credentials: Credentials
+    ) -> dict[ImageRef, Resolution] | None:
+        """Every reference's recent answer from memory, or None when one is not there (then
+        the review goes through :meth:`for_review`, off the loop)."""
+        now = time.monotonic()
+        key = credentials.key
+        answers: dict[ImageRef, Resolution] = {}
+        for reference in references:
+            kept = self._memo.get((key, reference))
+            if kept is None or kept[1] < now:
+                return None
+            answers[reference] = kept[0]
+        if answers and self.on_remembered is not None:
+            self.on_remembered(len(answers))
+        return answers
 
     def for_review(self, credentials: Credentials, deadline: float) -> ReviewLookups:
         """The engine's ``resolve`` for one review (called in a worker thread, it waits on the
@@ -237,6 +263,14 @@ class SharedLookups:
             )
             if self.on_answers is not None:
                 self.on_answers(list(answers.values()))
+            if not findings:
+                # Answers with nothing to say are remembered; failures never are.
+                expires = time.monotonic() + MEMO_SECONDS
+                for reference, known in answers.items():
+                    if known.error is None:
+                        self._memo[(credentials.key, reference)] = (known, expires)
+                if len(self._memo) > MAX_MEMO:
+                    self._memo = {k: v for k, v in self._memo.items() if v[1] > time.monotonic()}
             for reference, flight in flights.items():
                 self._flights.pop((credentials.key, reference), None)
                 if flight.done():

@@ -65,7 +65,8 @@ class AdmissionMetrics:
         )
         self.cache_hits = Counter(
             "kmultiarch_admission_cache_hits_total",
-            "Images answered without the registry, by level (override, lock, cache).",
+            "Images answered without the registry, by level (memory: answered in the last "
+            "minute; override, lock, cache: the disk or shared level).",
             ["level"],
             registry=self.registry,
         )
@@ -93,7 +94,7 @@ class AdmissionMetrics:
         lookups.set_function(in_flight)
         for outcome in ("patched", "unchanged", "warned", "denied", "invalid"):
             self.reviews.labels(outcome)
-        for level in ("override", "lock", "cache"):
+        for level in ("memory", "override", "lock", "cache"):
             self.cache_hits.labels(level)
         self.cache_misses.labels("cache")
 
