@@ -53,8 +53,10 @@ DEFAULT_TIMEOUT = 10.0
 DEADLINE_MARGIN = 0.25
 #: Largest review body read (a pod and its old object, as etcd holds them: 1.5 MiB each).
 MAX_BODY_BYTES = 8 * 1024 * 1024
-#: Threads that run the engine (synchronous, bound by the GIL: a few keep the loop free).
-ENGINE_THREADS = 4
+#: Threads that run the engine for reviews that wait on lookups (synchronous; most of them
+#: wait for an answer, not for the GIL: reviews of several new images must not queue behind
+#: each other's lookups).
+ENGINE_THREADS = 32
 #: How often the certificate files are looked at, at most.
 TLS_CHECK_SECONDS = 1.0
 
