@@ -199,10 +199,12 @@ class KubeReader:
             return {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
         return {}
 
-    def get(self, path: str, *, local: bool = False) -> dict[str, Any] | None:
+    def get(
+        self, path: str, *, local: bool = False, deadline: float | None = None
+    ) -> dict[str, Any] | None:
         """The object at ``path`` (None: not found, or not readable: said in the log, without
         its content). ``local``: from memory only (:class:`NotLocal` when it is not fresh
-        there)."""
+        there). ``deadline`` (``time.monotonic()``): the read ends by then (the review's)."""
         now = time.monotonic()
         with self._guard:
             kept = self._kept.get(path)
@@ -211,8 +213,9 @@ class KubeReader:
         if local:
             raise NotLocal(path)
         self.reads[path] = self.reads.get(path, 0) + 1
+        timeout = READ_TIMEOUT if deadline is None else max(0.05, min(READ_TIMEOUT, deadline - now))
         try:
-            response = self._client.get(path, headers=self._headers())
+            response = self._client.get(path, headers=self._headers(), timeout=timeout)
         except httpx.HTTPError as exc:
             log.warning("GET %s failed: %s", path, type(exc).__name__)
             return kept.value if kept is not None else None
@@ -230,14 +233,24 @@ class KubeReader:
             self._kept[path] = _Kept(value, now)
         return value
 
-    def node(self, name: str, *, local: bool = False) -> dict[str, Any] | None:
-        return self.get(f"/api/v1/nodes/{quote(name, safe='')}", local=local)
+    def node(
+        self, name: str, *, local: bool = False, deadline: float | None = None
+    ) -> dict[str, Any] | None:
+        return self.get(f"/api/v1/nodes/{quote(name, safe='')}", local=local, deadline=deadline)
 
-    def namespace(self, name: str, *, local: bool = False) -> dict[str, Any] | None:
-        return self.get(f"/api/v1/namespaces/{quote(name, safe='')}", local=local)
+    def namespace(
+        self, name: str, *, local: bool = False, deadline: float | None = None
+    ) -> dict[str, Any] | None:
+        path = f"/api/v1/namespaces/{quote(name, safe='')}"
+        return self.get(path, local=local, deadline=deadline)
 
     def pull_secrets(
-        self, pod: Mapping[str, Any], namespace: str, *, local: bool = False
+        self,
+        pod: Mapping[str, Any],
+        namespace: str,
+        *,
+        local: bool = False,
+        deadline: float | None = None,
     ) -> Sequence[DockerConfig]:
         """The Docker configs of the pod's ``imagePullSecrets`` and its ServiceAccount's."""
         spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
@@ -245,14 +258,18 @@ class KubeReader:
         account_name = spec.get("serviceAccountName") or spec.get("serviceAccount")
         account_name = account_name if isinstance(account_name, str) else DEFAULT_SERVICE_ACCOUNT
         where = f"/api/v1/namespaces/{quote(namespace, safe='')}"
-        account = self.get(f"{where}/serviceaccounts/{quote(account_name, safe='')}", local=local)
+        account = self.get(
+            f"{where}/serviceaccounts/{quote(account_name, safe='')}",
+            local=local,
+            deadline=deadline,
+        )
         names = [*_names(spec.get("imagePullSecrets"))]
         if account is not None:
             names += _names(account.get("imagePullSecrets"))
         if not names:
             return []
         secrets = [
-            self.get(f"{where}/secrets/{quote(name, safe='')}", local=local)
+            self.get(f"{where}/secrets/{quote(name, safe='')}", local=local, deadline=deadline)
             for name in dict.fromkeys(names)
         ]
         found = [secret for secret in secrets if secret is not None]

@@ -158,14 +158,15 @@ class ServerAdmission:
         self._deadline = deadline
 
     def lookups_for(self, pod: Mapping[str, Any], namespace: str) -> PodLookups:
-        configs = self._kube.pull_secrets(pod, namespace) if self._kube is not None else ()
-        return self._lookups.for_review(Credentials(tuple(configs)), self._deadline)
+        kube, deadline = self._kube, self._deadline
+        configs = kube.pull_secrets(pod, namespace, deadline=deadline) if kube else ()
+        return self._lookups.for_review(Credentials(tuple(configs)), deadline)
 
     def node(self, name: str) -> Mapping[str, Any] | None:
-        return self._kube.node(name) if self._kube is not None else None
+        return self._kube.node(name, deadline=self._deadline) if self._kube else None
 
     def namespace(self, name: str) -> Mapping[str, Any] | None:
-        return self._kube.namespace(name) if self._kube is not None else None
+        return self._kube.namespace(name, deadline=self._deadline) if self._kube else None
 
 
 class LocalAdmission:

@@ -205,6 +205,21 @@ def test_a_conflict_is_a_warning(tmp_path: Path) -> None:
     assert all(len(w) <= 250 for w in response["warnings"])
 
 
+def test_an_image_volume_counts_as_the_pods_containers_do(tmp_path: Path) -> None:
+    """Image volumes (spec.volumes[].image.reference, KEP-4639) are pulled for the node's
+    platform: v1.20's API server has none, so this path is a review posted directly."""
+    admission = Offline(write_policy(tmp_path))
+    pod = pod_of("registry.test/both:1")
+    pod["spec"]["volumes"] = [{"name": "models", "image": {"reference": "registry.test/arm:1"}}]
+    response = answer_review(review(pod), admission).review["response"]
+    result = patched(pod, response)
+    assert ARM_TOLERATION in result["spec"]["tolerations"]
+    terms = result["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0]["values"] == ["arm64"]
+
+
 @pytest.mark.parametrize("namespace", ["kube-system", "legacy-billing"])
 def test_excluded_namespaces_are_left_alone(tmp_path: Path, namespace: str) -> None:
     admission = Offline(write_policy(tmp_path))
