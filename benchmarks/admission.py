@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import ssl
+import subprocess
 import sys
 import tempfile
 import time
@@ -166,6 +167,72 @@ async def cold(server: AdmissionServer, images: list[str], waiting: int) -> list
     return latencies
 
 
+def through_api_server(
+    server: AdmissionServer, policy: Path, images: list[str], count: int, work: Path
+) -> None:
+    """Pods created through a real kube-apiserver (dry run: admitted, webhooks called, nothing
+    stored), one at a time, without then with the webhook: the difference is what the webhook
+    costs a pod's creation, the API server's TLS client and JSON included."""
+    try:
+        from support.kubecluster import KubeCluster, missing_kube_binaries
+    except ImportError:  # a checkout without the cluster harness
+        print("\nthrough the API server: skipped (no tests/support/kubecluster.py)")
+        return
+    absent = missing_kube_binaries()
+    if absent:
+        print(f"\nthrough the API server: skipped ({', '.join(absent)} not installed)")
+        return
+    manifest = {"metadata": {"name": "bench"}, **{"spec": the_pod(images)["spec"]}}
+    with KubeCluster(work / "cluster") as kube:
+        namespace = kube.new_namespace("bench", labels={"bench": "admission"})
+
+        def timed() -> list[float]:
+            latencies = []
+            for _ in range(count):
+                started = time.perf_counter()
+                kube.create_pod(namespace, manifest, dry_run=True)
+                latencies.append(time.perf_counter() - started)
+            return latencies
+
+        timed()  # warm the API server's own paths
+        without = timed()
+        printed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kmultiarch",
+                "admission",
+                "configuration",
+                "--url",
+                f"{server.url}/mutate",
+                "--ca-file",
+                str(server.ca_pem),
+                "--config",
+                str(policy),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        configuration = yaml.safe_load(printed.stdout)
+        configuration["webhooks"][0]["namespaceSelector"] = {"matchLabels": {"bench": "admission"}}
+        kube.apply(configuration)
+        deadline = time.monotonic() + 30
+        while "tolerations" not in json.dumps(kube.create_pod(namespace, manifest, dry_run=True)):
+            if time.monotonic() > deadline:
+                raise SystemExit("the API server never called the webhook")
+            time.sleep(0.1)
+        with_webhook = timed()
+    print(f"\nthrough a real kube-apiserver (v1.20), {count} pods created one at a time (dry run)")
+    print("| | p50 | p99 |")
+    print("|---|---:|---:|")
+    for label, values in (("without the webhook", without), ("with the webhook", with_webhook)):
+        print(
+            f"| {label} | {percentile(values, 0.5) * 1000:.1f} ms "
+            f"| {percentile(values, 0.99) * 1000:.1f} ms |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rates", default="50,100,200,400")
@@ -173,6 +240,14 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=5)
     parser.add_argument("--waiting", type=int, default=20)
     parser.add_argument("--rtt", type=float, default=0.05)
+    parser.add_argument(
+        "--api-server",
+        type=int,
+        default=200,
+        metavar="N",
+        help="N pods created (dry run) through a real kube-apiserver with and without the "
+        "webhook (0: skip; needs scripts/install-tools' kube-apiserver)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kmultiarch-admission-bench-"))
     with RegistryServer(work / "registry") as registry:
@@ -221,6 +296,8 @@ def main() -> int:
                         f"| ≤ {bucket_quantile(own, 0.5) * 1000:g} ms "
                         f"| ≤ {bucket_quantile(own, 0.99) * 1000:g} ms |"
                     )
+                if args.api_server:
+                    through_api_server(server, policy, warm_images, args.api_server, work)
                 mark = registry.mark()
                 latencies = asyncio.run(cold(server, cold_images, args.waiting))
                 requests = mark.requests()
