@@ -31,8 +31,9 @@ from kmultiarch.run.admission import (
 __all__ = ["Admission", "Answer", "MalformedReview", "answer_review", "read_review"]
 
 REVIEW_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-#: kubectl prints every warning; the API server keeps each to 256 characters or so (REFERENCE
-#: 11): a longer one is cut here, keeping its start, which names the image.
+#: kubectl prints every warning; "Warnings over 256 characters and large numbers of warnings
+#: may be truncated" (k8s.io/api admission/v1 types.go, AdmissionResponse.Warnings): a longer
+#: one is cut here, keeping its start, which names the image.
 MAX_WARNING_CHARS = 250
 #: A denial's message is shown by kubectl in full, but the API server's event and audit logs
 #: carry it too: bounded.
