@@ -146,6 +146,18 @@ class PodOutcome:
     preferred: tuple[Mapping[str, object], ...] = ()
     #: The injections whose sidecars keep the pod off platforms its own images run on.
     narrowed_by: tuple[str, ...] = ()
+    #: Decided on the images whose platforms are known while others are not (an unresolvable
+    #: image, one the operator chooses): ``plan`` only narrows, never widens (no toleration).
+    partial: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """Whether the pod's plan is applied: a change decided on all its images, or a
+        narrowing decided on the known ones."""
+        plan = self.plan
+        if plan is None or not plan.changes or plan.conflicts:
+            return False
+        return self.status == "needs-change" or self.partial
 
     @property
     def resource(self) -> ResourceRef:
@@ -154,6 +166,7 @@ class PodOutcome:
             self.workload.kind,
             self.workload.name,
             self.workload.namespace,
+            self.workload.generate_name,
         )
 
 
@@ -240,17 +253,7 @@ class EngineResult:
 
 def _comments_lost(source: str, document: SourceDocument, lines: list[int]) -> Finding:
     value = document.value
-    metadata = value.get("metadata") if isinstance(value, Mapping) else None
-    resource = (
-        ResourceRef(
-            str(value.get("apiVersion", "")),
-            str(value.get("kind", "")),
-            str(metadata.get("name", "")) if isinstance(metadata, Mapping) else "",
-            str(metadata.get("namespace", "") or "") if isinstance(metadata, Mapping) else "",
-        )
-        if isinstance(value, Mapping)
-        else None
-    )
+    resource = ResourceRef.of(value) if isinstance(value, Mapping) else None
     shown = ", ".join(str(line) for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
     return Finding(
         COMMENTS_LOST,
@@ -330,7 +333,7 @@ def _group_kind(api_version: str, kind: str) -> tuple[str, str]:
 def _takes_related(operators: Operators, api_version: str, kind: str) -> bool:
     entry = operators.get(_group_kind(api_version, kind))
     return entry is not None and any(
-        source.related is not None for placement in entry.placements for source in placement.images
+        source.related_kinds() for placement in entry.placements for source in placement.images
     )
 
 
@@ -349,11 +352,11 @@ def _related_index(
     ):
         return None
     wanted = {
-        source.related[:2]
+        group_kind
         for entry in operators.values()
         for placement in entry.placements
         for source in placement.images
-        if source.related is not None
+        for group_kind in source.related_kinds()
     }
     if not wanted:
         return None
@@ -463,11 +466,16 @@ def run_documents(
             )
         )
         outcomes[pod.source][pod.document_index].repins.extend(_repins(decided))
-        if decided.plan is not None and decided.status == "needs-change":
+        if decided.writes:
+            assert decided.plan is not None
             outcome = outcomes[pod.source][pod.document_index]
             outcome.operations[:] = joined(outcome.operations, decided.plan.operations)
             placement = pod.target.placement
-            if policy.scheduling.annotate and (placement is None or placement.pod_spec):
+            if (
+                policy.scheduling.annotate
+                and not decided.partial  # the platforms it runs on are not all known
+                and (placement is None or placement.pod_spec)
+            ):
                 # A pod template's metadata holds the annotation; an operator's own shape has
                 # none kmultiarch knows.
                 outcome.operations.extend(
@@ -604,8 +612,6 @@ def unknown_kind_findings(
         found = unknown_pod_kind(resource, fields, declared.get(key, ()))
         if found is None:
             continue
-        metadata = resource.get("metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
         findings.append(
             Finding(
                 UNKNOWN_POD_KIND,
@@ -614,12 +620,7 @@ def unknown_kind_findings(
                 source=source,
                 document_index=document.index,
                 line=document.start_line,
-                resource=ResourceRef(
-                    api_version,
-                    kind,
-                    str(metadata.get("name") or ""),
-                    str(metadata.get("namespace") or ""),
-                ),
+                resource=ResourceRef.of(resource),
                 path=(*path, *found.fields[0].path),
                 suggestion=found.suggestion,
             )
@@ -673,12 +674,7 @@ def _injection_findings(
                             source=source,
                             document_index=document.index,
                             line=document.start_line,
-                            resource=ResourceRef(
-                                str(resource.get("apiVersion")),
-                                str(resource.get("kind")),
-                                str(metadata.get("name") or ""),
-                                str(metadata.get("namespace") or ""),
-                            ),
+                            resource=ResourceRef.of(resource),
                             path=(*path, *pointer),
                             suggestion=suggestion,
                         )
@@ -870,8 +866,10 @@ def _decide(
         )
         for image in pod.images
     )
-    if pod.status in ("excluded", "skipped", "chosen-by-operator", "malformed"):
+    if pod.status in ("excluded", "skipped", "malformed"):
         return _replace(pod, images=images)
+    if pod.status == "chosen-by-operator":
+        return _partially_decided(_replace(pod, images=images), policy, None)
     if not images:
         return _replace(pod, images=images, status="ok")
     unresolved = [
@@ -889,19 +887,68 @@ def _decide(
     if unresolved and (
         not fallback or any(image.problem or image.resolution is None for image in unresolved)
     ):
-        return _replace(pod, images=images, status="unresolved")
-    image_platforms = [
-        _platforms(image) if image.resolution is not None and image.resolution.ok else fallback
-        for image in images
-        # Metadata-only images (OLM bundles, artifacts) run wherever the pod runs.
-        if not (image.resolution is not None and image.resolution.metadata_only)
-    ]
-    known = [platforms for platforms in image_platforms if platforms is not None]
-    if is_host_process(pod.target.spec):
-        known = any_windows_build(known)  # HostProcess containers run on any Windows build
+        unresolved_pod = _replace(pod, images=images, status="unresolved")
+        if policy.failure_policy == "Fail":
+            return unresolved_pod  # undecidable: the run fails
+        return _partially_decided(unresolved_pod, policy, fallback)
+    known = _known_platforms(images, fallback)
     scheduling = policy.scheduling
     supported = supported_platforms(known, scheduling.platforms)
     narrowed_by = _narrowing_injections(images, supported, scheduling, fallback)
+    plan, preferred = _plan(pod, known, scheduling)
+    status: PodStatus = (
+        plan.conflicts[0].rule  # type: ignore[assignment]
+        if plan.conflicts
+        else ("needs-change" if plan.changes else "ok")
+    )
+    return _replace(
+        pod, images=images, status=status, plan=plan, preferred=preferred, narrowed_by=narrowed_by
+    )
+
+
+def _known_platforms(
+    images: Sequence[ImageOutcome], fallback: frozenset[Platform] | None
+) -> list[frozenset[Platform]]:
+    """The platforms of each image of a pod whose platforms are known (the registry's answer,
+    else spec.fallbackPlatforms for an image the registry could not answer for), for a
+    HostProcess pod on any Windows build. Metadata-only images (OLM bundles, artifacts) run
+    wherever the pod runs, and images with no answer are left out: the caller knows whether
+    any is."""
+    known = [
+        _platforms(image) if image.resolution.ok else (fallback or None)
+        for image in images
+        if image.problem is None
+        and image.resolution is not None
+        and not image.resolution.metadata_only
+    ]
+    return [platforms for platforms in known if platforms is not None]
+
+
+def _partially_decided(
+    pod: PodOutcome, policy: Policy, fallback: frozenset[Platform] | None
+) -> PodOutcome:
+    """A pod some of whose images are unknown (unresolvable, chosen by the operator, named by
+    a run-time parameter), decided on the images that are known: a required node affinity to
+    the platforms every known image runs on never keeps the pod off a node it could run on, so
+    it is written; a toleration (or a preference) could send it where an unknown image does not
+    run, so none is. The pod keeps its status, and the warning about the unknown images stays
+    (docs/scheduling.md, "Partial knowledge")."""
+    known = _known_platforms(pod.images, fallback)
+    if not known:
+        return pod
+    narrowing = dataclass_replace(policy.scheduling, tolerations={}, preferences={})
+    plan, _ = _plan(pod, known, narrowing)
+    return _replace(pod, plan=plan, partial=True)
+
+
+def _plan(
+    pod: PodOutcome, known: list[frozenset[Platform]], scheduling: SchedulingPolicy
+) -> tuple[PodPlan, tuple[dict[str, object], ...]]:
+    """The plan for a pod whose images run on ``known`` (one set per image), and the preferred
+    terms spec.preferences adds to it."""
+    if is_host_process(pod.target.spec):
+        known = any_windows_build(known)  # HostProcess containers run on any Windows build
+    supported = supported_platforms(known, scheduling.platforms)
     target = pod.target
     shape = target.placement.shape if target.placement is not None else "affinity"
     spec = scheduling_view(target.spec, shape)
@@ -937,14 +984,7 @@ def _decide(
             operations=tuple(materialized(operations, target.path, target.missing)),
             findings=(*plan.findings, *withheld),
         )
-    status: PodStatus = (
-        plan.conflicts[0].rule  # type: ignore[assignment]
-        if plan.conflicts
-        else ("needs-change" if plan.changes else "ok")
-    )
-    return _replace(
-        pod, images=images, status=status, plan=plan, preferred=preferred, narrowed_by=narrowed_by
-    )
+    return plan, preferred
 
 
 def _withheld_finding(
@@ -1019,11 +1059,20 @@ def _narrowing_injections(
     )
 
 
+def _kept_to(pod: PodOutcome) -> str | None:
+    """The platforms a partially decided pod is kept to, when its plan writes that."""
+    if not pod.writes or not pod.partial or pod.plan is None:
+        return None
+    return format_platforms(pod.plan.reachable)
+
+
 def _platforms_text(image: ImageOutcome, fallback: Sequence[Platform]) -> str:
     resolution = image.resolution
-    if resolution is not None and resolution.metadata_only:
+    if resolution is None or (not resolution.ok and not fallback):
+        return "unknown"
+    if resolution.metadata_only:
         return "metadata-only"
-    if resolution is not None and not resolution.ok:
+    if not resolution.ok:
         return f"{format_platforms(set(fallback))} (fallback)"
     return format_platforms(_platforms(image))
 
@@ -1068,17 +1117,27 @@ def _findings_for(
             Finding(MALFORMED_FIELD, "warning", message, path=field_path, **base)
             for field_path, message in pod.target.malformed
         )
+        findings.extend(
+            Finding(UNWRITABLE_CONSTRAINT, "warning", message, path=pod.target.path, **base)
+            for message in pod.target.unwritable
+        )
+    kept_to = _kept_to(pod)
     if pod.status == "chosen-by-operator":
         fields = ", ".join(pod.target.chosen_by_operator)
         # A run-time variable's field says why itself; the others name no image.
         why = "" if RUN_TIME_IMAGE in fields else " (the resource names none)"
+        left = (
+            f"the pods it makes are kept to {kept_to}, where their other images run, and "
+            "given no toleration"
+            if kept_to
+            else "the pods it makes are left as they are"
+        )
         findings.append(
             Finding(
                 IMAGE_CHOSEN_BY_OPERATOR,
                 "warning",
-                f"the operator chooses the image of {fields}{why}: the "
-                "pods it makes are left as they are; name the image, or declare it as "
-                "defaultImages of the kind in spec.podSpecs",
+                f"the operator chooses the image of {fields}{why}: {left}; name the image, "
+                "or declare it as defaultImages of the kind in spec.podSpecs",
                 path=pod.target.path,
                 **base,
             )
@@ -1088,11 +1147,14 @@ def _findings_for(
             reason = image.failure_reason
             if reason is None:
                 continue
-            consequence = (
-                "is left unchanged"
-                if severity == "warning"
-                else "cannot be decided (failurePolicy: Fail)"
-            )
+            if severity != "warning":
+                consequence = "cannot be decided (failurePolicy: Fail)"
+            elif kept_to:
+                consequence = (
+                    f"is kept to {kept_to}, where its other images run, and given no toleration"
+                )
+            else:
+                consequence = "is left unchanged"
             findings.append(
                 Finding(
                     UNRESOLVED_IMAGE,
@@ -1128,7 +1190,7 @@ def _findings_for(
         findings.extend(_pin_findings(pod, conflicts, base))
     if pod.plan is None:
         return findings
-    if pod.status in ("needs-change", "ok"):
+    if pod.status in ("needs-change", "ok") or pod.writes:
         findings.extend(
             dataclass_replace(warning, path=pod.target.path, **base)
             for warning in pod.plan.findings
@@ -1149,7 +1211,7 @@ def _findings_for(
                 **base,
             )
         )
-    if pod.status == "needs-change" and needs_scheduling:
+    if (pod.status == "needs-change" or pod.writes) and needs_scheduling:
         runs_on = ", ".join(str(p) for p in sorted(pod.plan.supported)) or "no platform"
         changes = "; ".join(describe(pod) if describe is not None else ())
         findings.append(
@@ -1161,7 +1223,8 @@ def _findings_for(
                 **base,
             )
         )
-    if pod.status in CONFLICTS:
+    if pod.status in CONFLICTS or (pod.partial and pod.plan.conflicts):
+        # A conflict of the known images is one whatever the unknown ones are.
         detail = "; ".join(
             f"{image.container.image}: {_platforms_text(image, fallback)}" for image in pod.images
         )

@@ -146,7 +146,7 @@ def _verdict(pod: PodOutcome, document: Locator, policy: SchedulingPolicy) -> Po
         containers=containers,
         supported=supported,
         changes=describe_changes(plan, pod.preferred, policy)
-        if plan is not None and pod.status == "needs-change"
+        if plan is not None and pod.writes
         else (),
         problems=tuple(conflict.message for conflict in plan.conflicts) if plan else (),
     )

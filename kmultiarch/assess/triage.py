@@ -86,6 +86,8 @@ class TriagedFailure:
     #: Other pods of the workload failing alike (same failure, cause and next step): a
     #: DaemonSet on every arm64 node is one failure, not one per node.
     others: tuple[str, ...] = ()
+    #: The command lines ``next_step`` holds, as printed (formatters show them as code).
+    commands: tuple[str, ...] = ()
 
     @property
     def located(self) -> bool:
@@ -203,6 +205,7 @@ def triage(
         template = index.template_facts(match) if match is not None else None
         pod_view = _facts(pod_outcome, None, policy.scheduling) if pod_outcome is not None else None
         images = _image_facts(pod, pod_outcome, failure, tags or {})
+        written: list[str] = []
         diagnosis: Diagnosis | None = classify(
             failure,
             images,
@@ -211,7 +214,7 @@ def triage(
             manifests_given=manifests_given,
             owner=owner.display_name,
             cluster_architectures=cluster_architectures,
-            command=command,
+            command=_recording(command, written),
         )
         if diagnosis is None:
             continue
@@ -232,6 +235,7 @@ def triage(
                 line=match.line if match is not None else None,
                 images=_image_rows(pod, images, template),
                 cluster_file=pod.source,
+                commands=tuple(c for c in dict.fromkeys(written) if c in diagnosis.next_step),
             )
         )
     return TriageResult(
@@ -243,6 +247,17 @@ def triage(
         manifests_given=manifests_given,
         cluster_files=tuple(cluster_files),
     )
+
+
+def _recording(command: CommandLine, written: list[str]) -> CommandLine:
+    """``command``, keeping each line it writes in ``written``."""
+
+    def recorded(verb: Sequence[str], arguments: Sequence[str]) -> str:
+        line = command(verb, arguments)
+        written.append(line)
+        return line
+
+    return recorded
 
 
 def _merged(found: Sequence[TriagedFailure]) -> list[TriagedFailure]:
@@ -470,7 +485,7 @@ def _facts(
         changes, problems = verdict.changes, verdict.problems
     elif outcome.plan is not None:
         problems = tuple(conflict.message for conflict in outcome.plan.conflicts)
-        if outcome.status == "needs-change":
+        if outcome.writes:
             changes = tuple(describe_changes(outcome.plan, outcome.preferred, scheduling))
     return TemplateFacts(
         outcome.resource,

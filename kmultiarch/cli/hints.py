@@ -5,11 +5,11 @@ Component's refresh command and the lock's own commands cannot drift apart."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.scope import DEFAULT_NAMESPACE
+from kmultiarch.core.shellwords import file_operand, shell_join
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
@@ -53,17 +53,20 @@ def command_line(
     before_files: Sequence[str] = (),
     after_files: Sequence[str] = (),
 ) -> str:
-    """``kmultiarch VERB [the run's options] BEFORE FILES AFTER``, shell-quoted, with the
-    options VERB takes. With no file (or only ``-``) the manifests came on standard input:
-    ``< MANIFESTS`` says so; ``verify`` and ``inspect`` take images, never stdin."""
-    named = [name for name in files if name != "-"]
+    """``kmultiarch VERB [the run's options] BEFORE FILES AFTER``, shell-quoted so that it runs
+    as printed in every format whatever the file names (core/shellwords: ``$'...'`` for names
+    holding control or invisible characters or bytes that are not UTF-8, ``./-x.yaml`` for a
+    name that starts with ``-``), with the options VERB takes. With no file (or only ``-``)
+    the manifests came on standard input: ``< MANIFESTS`` says so; ``verify`` and ``inspect``
+    take images, never stdin."""
+    named = [file_operand(name) for name in files if name != "-"]
     shaping = shaping_options(
         options,
         with_lock=with_lock and verb[0] not in _WITHOUT_LOCK,
         with_verify=verb[0] not in _WITHOUT_VERIFY,
     )
     words = ["kmultiarch", *verb, *shaping]
-    command = shlex.join([*words, *before_files, *named, *after_files])
+    command = shell_join([*words, *before_files, *named, *after_files])
     reads_stdin = not named and verb[0] not in _WITHOUT_VERIFY
     return f"{command} < {STDIN_PLACEHOLDER}" if reads_stdin else command
 

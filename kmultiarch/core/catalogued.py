@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 
 from kmultiarch.core.operators import OperatorKind, catalogue_by_kind
 
-__all__ = ["CATALOGUE_KINDS", "built_in_operators"]
+__all__ = ["CATALOGUE_KINDS", "MAKES_NO_PODS", "built_in_operators"]
 
 #: The (API group, kind) of every entry of the built-in catalogue
 #: (:data:`kmultiarch.core.catalogue.CATALOGUE`), written out so that asking whether a kind is
@@ -35,11 +35,13 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("ceph.rook.io", ("CephCluster",)),
         ("clickhouse-keeper.altinity.com", ("ClickHouseKeeperInstallation",)),
         ("clickhouse.altinity.com", ("ClickHouseInstallation",)),
+        ("dragonflydb.io", ("Dragonfly",)),
         ("elasticsearch.k8s.elastic.co", ("Elasticsearch",)),
         ("enterprisesearch.k8s.elastic.co", ("EnterpriseSearch",)),
         ("extensions.agents.x-k8s.io", ("SandboxTemplate",)),
         ("flink.apache.org", ("FlinkDeployment",)),
         ("flow.volcano.sh", ("JobTemplate",)),
+        ("grafana.integreatly.org", ("Grafana",)),
         ("jaegertracing.io", ("Jaeger",)),
         ("jobset.x-k8s.io", ("JobSet",)),
         (
@@ -77,6 +79,36 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
     )
     for kind in kinds
 )
+
+
+#: Kinds of the operators kmultiarch knows that make no pods of their own, though they hold
+#: what pods are made of (images, tolerations, a nodeSelector, containers): (API group, kind)
+#: -> why, from the operator's code. Known, so never warned ``unknown-pod-kind`` (nothing to
+#: declare in ``spec.podSpecs``); docs/operators.md lists them. Some are read as the image
+#: sources of a catalogued kind (an ImageCatalog for a CloudNativePG Cluster).
+MAKES_NO_PODS: Mapping[tuple[str, str], str] = {
+    ("kueue.x-k8s.io", "ResourceFlavor"): "Kueue copies a flavor's nodeLabels and tolerations "
+    "into the pods of the workloads it admits on it (kubernetes-sigs/kueue pkg/podset/podset.go "
+    "FromAssignment): those pods are their own workloads'",
+    ("kueue.x-k8s.io", "ClusterQueue"): "a quota of flavors that admits workloads "
+    "(kubernetes-sigs/kueue apis/kueue/v1beta1/clusterqueue_types.go)",
+    ("kueue.x-k8s.io", "LocalQueue"): "a namespace's queue to a ClusterQueue "
+    "(kubernetes-sigs/kueue apis/kueue/v1beta1/localqueue_types.go)",
+    ("postgresql.cnpg.io", "ImageCatalog"): "the images a Cluster's spec.imageCatalogRef picks "
+    "by major, a Pooler's spec.pgbouncer.imageCatalogRef by key (cloudnative-pg/cloudnative-pg "
+    "internal/controller/cluster_image.go getRequestedImageInfo, pooler_image.go "
+    "resolveImageFromCatalog): read for those pods",
+    ("postgresql.cnpg.io", "ClusterImageCatalog"): "as ImageCatalog, cluster-wide",
+    ("sriovnetwork.openshift.io", "SriovNetworkNodePolicy"): "its nodeSelector chooses the nodes "
+    "whose network devices the operator's config daemon sets up (k8snetworkplumbingwg/"
+    "sriov-network-operator controllers/sriovnetworknodepolicy_controller.go: "
+    "SriovNetworkNodeStates, no pod)",
+    ("serving.kserve.io", "ServingRuntime"): "the containers an InferenceService's predictor "
+    "runs when its model format picks this runtime (kserve/kserve pkg/apis/serving/v1alpha1/"
+    "servingruntime_types.go; pkg/controller/v1beta1/inferenceservice/components/"
+    "predictor.go): the InferenceService's pods",
+    ("serving.kserve.io", "ClusterServingRuntime"): "as ServingRuntime, cluster-wide",
+}
 
 
 class _BuiltInOperators(Mapping[tuple[str, str], OperatorKind]):

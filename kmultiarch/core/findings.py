@@ -5,6 +5,7 @@ registry :data:`RULES`, which says what it means and how to act on it; formatter
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,21 +34,55 @@ def count_of(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+def shown_name(name: str, generate_name: str) -> str:
+    """How a resource's name is shown: its ``metadata.name``, else, for a resource named only
+    by ``metadata.generateName`` (an Argo Workflow, a Job made by ``kubectl create``), that
+    prefix followed by ``*``: the API server names it the prefix and five random characters
+    (k8s.io/apiserver pkg/storage/names/generate.go, SimpleNameGenerator), and until then
+    kubectl has no name to show either. Plain ASCII, visible, copied as it is shown."""
+    if name or not generate_name:
+        return name
+    return f"{generate_name}*"
+
+
 @dataclass(frozen=True)
 class ResourceRef:
     api_version: str
     kind: str
     name: str
     namespace: str
+    #: ``metadata.generateName``, for a resource that has no ``metadata.name``.
+    generate_name: str = ""
+
+    @classmethod
+    def of(cls, resource: Mapping[str, object]) -> ResourceRef:
+        """The reference of a resource as its document holds it (any field may be missing)."""
+        metadata = resource.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        name = metadata.get("name")
+        return cls(
+            str(resource.get("apiVersion") or ""),
+            str(resource.get("kind") or ""),
+            str(name or ""),
+            str(metadata.get("namespace") or ""),
+            "" if name else str(metadata.get("generateName") or ""),
+        )
+
+    @property
+    def shown_name(self) -> str:
+        """The name, or ``generateName*`` for a resource named only by its prefix."""
+        return shown_name(self.name, self.generate_name)
 
     @property
     def display_name(self) -> str:
         """``Kind namespace/name``: how messages and tables name a resource."""
         namespace = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {namespace}{self.name}"
+        return f"{self.kind} {namespace}{self.shown_name}"
 
     def as_dict(self) -> dict[str, str]:
         ref = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.generate_name:
+            ref["generateName"] = self.generate_name
         if self.namespace:
             ref["namespace"] = self.namespace
         return ref
@@ -265,6 +300,9 @@ class Finding:
     image: str | None = None
     #: Text to paste that would settle it (unknown-pod-kind: a spec.podSpecs entry as YAML).
     suggestion: str | None = None
+    #: The command line the message tells the user to run (set off by backticks in it), as
+    #: printed: formatters show it as code (a Markdown code span), machines read it here.
+    command: str | None = None
 
     @property
     def field_path(self) -> str | None:

@@ -11,7 +11,8 @@ A custom resource's pods are placed by an object the operator copies ``affinity`
 ``nodeAffinity`` is bare). Its images are where the resource names them (``spec.image``; a pod
 spec's containers), or the operator's choice (by version) when it names none.
 
-Pointers are JSON pointers whose ``*`` matches every list item or map value; a ``*`` in an
+Pointers are JSON pointers whose ``*`` matches every list item or map value (``*[name=x]``:
+the list items whose ``name`` is ``x``, a container a controller finds by name); a ``*`` in an
 image pointer is independent of one in its placement's path, except where both have it after
 the same tokens: there it is the placement's own item (``/spec/pools/*`` with
 ``/spec/pools/*/image``: each pool with its own image; ``/spec/keyspaces/*/images/vttablet``
@@ -22,10 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kmultiarch.core.imagecatalogs import CatalogImage
 from kmultiarch.core.patch import PatchOperation, apply_patch, pointer_tokens
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "Condition",
     "MAX_POINTER_TOKENS",
     "IMAGE_PARAMETERS",
+    "ITEMS_IN_USE",
     "ImageSource",
     "Inheritance",
     "MERGES",
@@ -107,6 +110,18 @@ class ImageSource:
     #: virt-launcher, an Argo Events Sensor's): its pods are the operator's choice until a
     #: policy declares the image (``defaultImages``).
     operator_only: str = ""
+    #: The operator writes its own images over every image the resource names when this
+    #: source counts (Percona's version service): none of the placement's images is then
+    #: known, and the pods are decided on none of them (docs/scheduling.md, partial knowledge).
+    replaces_named: bool = False
+    #: When no pointer matches, the image the resource picks from a catalog of the stream it
+    #: names (a CloudNativePG Cluster's ``spec.imageCatalogRef``), before the templates.
+    catalog: CatalogImage | None = None
+
+    def related_kinds(self) -> tuple[tuple[str, str], ...]:
+        """The (API group, kind) of the other resources of the stream this source reads."""
+        kinds = [self.related[:2]] if self.related is not None else []
+        return (*kinds, *(self.catalog.group_kinds if self.catalog is not None else ()))
 
     def counts_for(self, resource: Mapping[str, object]) -> bool:
         """Whether the pods run this source's images for ``resource``."""
@@ -272,6 +287,16 @@ class Placement:
     #: affinity is written (tolerations are), and pods that need one are warned about. A ``*``
     #: a condition shares with the placement's path is the item being placed.
     added_terms_when: tuple[Condition, ...] = ()
+    #: The placement of the pod that builds the image these pods run (a Strimzi KafkaConnect's
+    #: build pod): made on that pod's node, for its architecture alone, it is in no registry
+    #: beforehand, so the pods are judged on no image and nothing is written; unless both
+    #: placements select one architecture alike (nodeSelector ``kubernetes.io/arch``), an
+    #: ``unwritable-constraint`` warning says to.
+    image_built_by: Pointer | None = None
+    #: How the operator chooses which items of the path (its one ``*``) make pods, one of
+    #: :data:`ITEMS_IN_USE` (``clickhouse``: the pod templates an Altinity installation's
+    #: hosts run, :mod:`kmultiarch.core.clickhousehosts`); empty: every item.
+    items_in_use: str = ""
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
         """Whether the operator makes pods from this placement for ``resource``."""
@@ -319,6 +344,11 @@ class OperatorKind:
     #: :data:`IMAGE_PARAMETERS` (``tekton``: a run's ``$(params.NAME)``); empty: as written.
     image_parameters: str = ""
 
+
+#: The ways an operator chooses the items of a placement that make pods
+#: (:attr:`Placement.items_in_use`): an Altinity ClickHouseInstallation's pod templates (with
+#: the clickhouse-log container), a ClickHouseKeeperInstallation's.
+ITEMS_IN_USE: tuple[str, ...] = ("clickhouse", "clickhouse-keeper")
 
 #: The ways a controller substitutes variables in its images (:attr:`OperatorKind.
 #: image_parameters`; in a policy, a podSpecs entry's ``imageParameters``).
@@ -416,7 +446,10 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
     the resource (``{/spec/version}``); None when one is missing or not a plain word (a
     version, a tag, a repository). ``{/pointer|v}`` gives the value with one leading ``v``
     (the Prometheus Operator's ``"v" + version``); ``{/pointer|>=8.12.0,<8.16.0}`` gives it only
-    when it is a version in that range (ECK's images by version)."""
+    when it is a version in that range (ECK's images by version); ``{/pointer|tagged}`` only
+    when it is an image reference carrying a tag or a digest, ``|untagged`` only when it carries
+    neither (the Prometheus Operator's BuildImagePath); ``|reference`` only when it holds one of
+    ``:/@``, ``|word`` only when it holds none (the Grafana operator's getGrafanaImage)."""
     missing = False
 
     def part(match: re.Match[str]) -> str:
@@ -431,12 +464,17 @@ def resolved_default(resource: Mapping[str, object], template: str) -> str | Non
             missing = True
             return ""
         text = str(found[0]).strip()
+        word = _WORD
         if template_filter == "v":
             # "v" + semver.ParseTolerant(version).String(): one leading v, whatever was written
             text = "v" + text.removeprefix("v").removeprefix("V")
+        elif template_filter in _REFERENCE_FILTERS:
+            word = _REFERENCE  # a whole image reference may name a digest
+            if not _REFERENCE_FILTERS[template_filter](text):
+                missing = True  # another template says the image
         elif template_filter and not _version_in(text, template_filter):
             missing = True  # a version outside the range: another template says the image
-        if not _WORD.fullmatch(text):
+        if not word.fullmatch(text):
             missing = True
         return text
 
@@ -483,6 +521,26 @@ def _version_in(text: str, ranges: str) -> bool:
 
 #: What a template part may be: a version or tag, or a repository (a Prometheus's baseImage).
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]{0,254}")
+#: What a part read as a whole image reference may be (a digest's ``@`` too).
+_REFERENCE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@-]{0,254}")
+
+
+def _tagged(text: str) -> bool:
+    """Whether an image reference carries a tag or a digest, as distribution/reference parses
+    it (a ``:`` in the last path component; one in the first is a registry's port), as
+    prometheus-operator pkg/operator/image.go BuildImagePath asks (ref.Tagged, ref.Digested)."""
+    return "@" in text or ":" in text.rpartition("/")[2]
+
+
+#: The template filters that take a part as a whole image reference, and when it is one.
+_REFERENCE_FILTERS: Mapping[str, Callable[[str], bool]] = {
+    "tagged": _tagged,
+    "untagged": lambda text: not _tagged(text),
+    # grafana-operator controllers/reconcilers/grafana/deployment_reconciler.go
+    # getGrafanaImage: strings.ContainsAny(spec.version, ":/@") -> the version is the image.
+    "reference": lambda text: any(mark in text for mark in ":/@"),
+    "word": lambda text: not any(mark in text for mark in ":/@"),
+}
 
 
 def expand(value: object, pointer: Pointer) -> Iterator[tuple[ConcretePath, object]]:
@@ -502,8 +560,16 @@ def walk(
     mismatches: list[tuple[ConcretePath, object]] = []
     for token in pointer:
         following: list[tuple[ConcretePath, object]] = []
+        selected = _selector(token)
         for path, current in matches:
-            if token == WILDCARD:
+            if selected is not None and isinstance(current, list):
+                key, wanted = selected  # the items whose key is the value (a named container)
+                following.extend(
+                    ((*path, i), item)
+                    for i, item in enumerate(current)
+                    if isinstance(item, Mapping) and item.get(key) == wanted
+                )
+            elif token == WILDCARD:
                 if isinstance(current, list):
                     following.extend(((*path, i), item) for i, item in enumerate(current))
                 elif isinstance(current, Mapping):
@@ -522,6 +588,15 @@ def walk(
                 mismatches.append((path, current))
         matches = following
     return matches, mismatches
+
+
+def _selector(token: str) -> tuple[str, str] | None:
+    """``*[name=grafana]``: (key, value), a pointer token matching the list items whose key
+    holds that value (the container a controller finds by name); None for any other token."""
+    if not (token.startswith("*[") and token.endswith("]")) or "=" not in token:
+        return None
+    key, _, value = token[2:-1].partition("=")
+    return key, value
 
 
 def type_name(value: object) -> str:

@@ -10,7 +10,12 @@ From tektoncd/pipeline:
   (defaults overridden by the PipelineRun's ``params``) are substituted into its tasks'
   ``params[].value`` first, which then feed each task's own;
 - pkg/apis/pipeline/v1/merge.go ``MergeStepsWithStepTemplate``: a step's fields over the
-  template's, so a step naming no image runs the template's.
+  template's, so a step naming no image runs the template's;
+- pkg/apis/pipeline/v1/param_types.go ``ParamValue.UnmarshalJSON``: a ``value`` (or a
+  ``default``) is an array when its JSON is an array of strings, an object when a map of
+  strings, and otherwise a string: a JSON string's text, nothing for ``null`` (unmarshalling
+  null into a Go string leaves it empty), and for anything else the JSON text itself (``1``,
+  ``true``, ``[1,2]``). So ``value: 1`` is the string "1" (:func:`tekton_param_value`).
 
 What is known only at run time (``$(tasks.X.results.Y)``, ``$(context...)``, a matrix's values)
 stays as written: the image is the run's choice, and the engine says so. Pure: data in, a new
@@ -20,16 +25,20 @@ resource out (the input is not changed).
 from __future__ import annotations
 
 import copy
+import json
+import math
 import re
 from collections.abc import Mapping, MutableMapping
+from decimal import Decimal
 
-__all__ = ["tekton_images_view"]
+__all__ = ["tekton_images_view", "tekton_param_value"]
 
 _PARAM = re.compile(
     r"\$\(params(?:\.(?P<dotted>[A-Za-z0-9_.-]+)|\[\"(?P<double>[^\"]+)\"\]|\['(?P<single>[^']+)'\])\)"
 )
 
 Parameters = dict[str, object]
+ParamValue = str | list[str] | dict[str, str]
 
 
 def tekton_images_view(resource: Mapping[str, object]) -> Mapping[str, object]:
@@ -85,13 +94,66 @@ def _parameters(declared: object, given: object, outer: Parameters) -> Parameter
     for item in _items(declared):
         name = item.get("name")
         if isinstance(name, str) and "default" in item:
-            values[name] = item["default"]
+            values[name] = tekton_param_value(item["default"])
     for item in _items(given):
         name = item.get("name")
         if isinstance(name, str) and "value" in item:
-            value = item["value"]
+            value = tekton_param_value(item["value"])
             values[name] = _substituted(value, outer) if isinstance(value, str) else value
     return values
+
+
+def tekton_param_value(value: object) -> ParamValue:
+    """A parameter's ``value`` (or ``default``) as the controller holds it, after
+    ``ParamValue.UnmarshalJSON`` (param_types.go) on the JSON the API server serves: a list of
+    strings is an array, a map of strings an object; a string is itself, ``null`` the empty
+    string, and anything else (a number, a boolean, a list or map holding other values) the
+    string of its JSON text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    if isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        return dict(value)
+    if value is None:
+        return ""
+    return _json_text(value)
+
+
+def _json_text(value: object) -> str:
+    """``value`` as Go's encoding/json writes it, which is how the API server serves a custom
+    resource: compact, maps' keys sorted, floats in Go's form (``1``, ``0.5``, ``1e+21``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_json_text(item) for item in value) + "]"
+    if isinstance(value, dict):
+        items = sorted((str(key), item) for key, item in value.items())
+        return "{" + ",".join(f"{json.dumps(k)}:{_json_text(v)}" for k, v in items) + "}"
+    if value is None:
+        return "null"
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return _go_float(float(value))  # past int64, YAML's reader gives Go a float64
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _go_float(number: float) -> str:
+    """encoding/json's ``floatEncoder``: the shortest digits that read back, in plain
+    notation for magnitudes in [1e-6, 1e21), else as ``1e-07`` cleaned to ``1e-7``."""
+    if not math.isfinite(number):
+        return json.dumps(number)  # YAML's .inf: the API server would have refused it
+    magnitude = abs(number)
+    if magnitude == 0:
+        return "-0" if math.copysign(1, number) < 0 else "0"
+    if 1e-6 <= magnitude < 1e21:
+        return format(Decimal(repr(number)).normalize(), "f")
+    mantissa, _, exponent = repr(number).partition("e")
+    sign = exponent[0] if exponent[0] in "+-" else "+"
+    return f"{mantissa}e{sign}{int(exponent.lstrip('+-'))}"
 
 
 def _apply(task: MutableMapping[str, object], values: Parameters) -> None:

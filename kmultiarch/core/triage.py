@@ -49,13 +49,13 @@ the engine, joined by :mod:`kmultiarch.assess.triage`):
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from kmultiarch.core.findings import ResourceRef, Rule
 from kmultiarch.core.platform import Platform
+from kmultiarch.core.shellwords import file_operand, shell_join
 from kmultiarch.errors import InputError
 
 ARCH_LABEL = "kubernetes.io/arch"
@@ -937,8 +937,8 @@ CommandLine = Callable[[Sequence[str], Sequence[str]], str]
 
 
 def plain_command(verb: Sequence[str], arguments: Sequence[str]) -> str:
-    """``kmultiarch VERB ARGUMENTS``, shell-quoted, with no option."""
-    return shlex.join(["kmultiarch", *verb, *arguments])
+    """``kmultiarch VERB ARGUMENTS``, shell-quoted (core/shellwords), with no option."""
+    return shell_join(["kmultiarch", *verb, *(file_operand(word) for word in arguments)])
 
 
 def classify(

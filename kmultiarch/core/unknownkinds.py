@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from kmultiarch.core.catalogued import MAKES_NO_PODS
 from kmultiarch.core.operators import WILDCARD, Pointer, api_group
 from kmultiarch.core.reference import ImageRef
 from kmultiarch.core.workloads import POD_SPEC_PATHS, WORKFLOW_SPEC_PATHS
@@ -163,7 +164,8 @@ def may_define_kinds(text: str, kinds: Sequence[str]) -> bool:
 def needs_scan(api_version: str, kind: str, known: Mapping[tuple[str, str], object]) -> bool:
     """Whether a resource of this type is one to scan: not built in, not an operator's kind
     ``known`` holds (the catalogue with the policy's podSpecs), not one of
-    :data:`NOT_POD_MAKERS`. A list's items are judged one by one."""
+    :data:`NOT_POD_MAKERS` nor of the known operators' kinds that make no pods
+    (:data:`kmultiarch.core.catalogued.MAKES_NO_PODS`). A list's items are judged one by one."""
     group = api_group(api_version)
     if kind == "List":
         return True
@@ -175,6 +177,7 @@ def needs_scan(api_version: str, kind: str, known: Mapping[tuple[str, str], obje
         or (group, kind) in WORKFLOW_SPEC_PATHS
         or (group, kind) in known
         or (group, kind) in NOT_POD_MAKERS
+        or (group, kind) in MAKES_NO_PODS
     )
 
 

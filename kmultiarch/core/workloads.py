@@ -14,16 +14,20 @@ from dataclasses import dataclass, field
 
 from kmultiarch.core.catalogued import built_in_operators
 from kmultiarch.core.digest import is_digest
+from kmultiarch.core.findings import shown_name
+from kmultiarch.core.imagecatalogs import catalog_image
 from kmultiarch.core.operators import (
     WILDCARD,
     ConcretePath,
     ImageSource,
     OperatorKind,
     Placement,
+    Pointer,
     affinity_defaults,
     api_group,
     blocked_by_position,
     effective_fields,
+    expand,
     image_lookup,
     resolved_default,
     scheduling_view,
@@ -168,6 +172,10 @@ class PodTarget:
     #: Written beside the constraint when an ``affinity`` is created (the operator's default
     #: that any affinity of the template would replace: ECK's for Elasticsearch).
     affinity_defaults: Mapping[str, object] = field(default_factory=dict)
+    #: Constraints the pods need that kmultiarch cannot write, each said in a warning (a
+    #: KafkaConnect's pods, which run the image its build pod makes for its own node's
+    #: architecture: :attr:`kmultiarch.core.operators.Placement.image_built_by`).
+    unwritable: tuple[str, ...] = ()
 
     @property
     def field_path(self) -> str:
@@ -185,11 +193,13 @@ class Workload:
     namespace: str
     annotations: Mapping[str, object]
     targets: tuple[PodTarget, ...]
+    #: ``metadata.generateName`` of a resource that has no ``metadata.name`` (an Argo Workflow).
+    generate_name: str = ""
 
     @property
     def display_name(self) -> str:
         namespace = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {namespace}{self.name}"
+        return f"{self.kind} {namespace}{shown_name(self.name, self.generate_name)}"
 
 
 def find_workloads(
@@ -258,6 +268,7 @@ def _walk(
         _string(metadata.get("namespace")),
         _annotations(resource),
         tuple(targets),
+        "" if metadata.get("name") else _string(metadata.get("generateName")),
     )
 
 
@@ -279,6 +290,7 @@ def _placement_targets(
     for placement in entry.placements:
         if not placement.applies_to(str(api_version)) or not placement.exists_in(resource):
             continue  # a field of another version of the API, or pods the operator never makes
+        in_use = _items_in_use(placement, resource)
         instances, wrong = _instances(resource, placement)
         for wrong_path, value in wrong:
             if wrong_path in seen:
@@ -306,9 +318,23 @@ def _placement_targets(
                 continue  # a policy entry restating a built-in placement
             if not placement.exists_at(resource, holder_path):
                 continue  # an item whose pods the operator does not make (an arbiter not enabled)
+            if in_use is not None and holder_path not in in_use:
+                continue  # an item no pod is made from (a pod template no host runs)
             seen.add(holder_path)
-            containers, chosen, malformed = _placement_images(
-                resource, placement, holder_path, holder, path, namespace, related, images_from
+            unwritable: tuple[str, ...] = ()
+            containers: list[ContainerImage] = []
+            chosen: list[str] = []
+            malformed: list[tuple[Path, str]] = []
+            if placement.image_built_by is not None:
+                # Built on the build pod's node, for its architecture: no image to judge yet.
+                unwritable = _unpinned_build(resource, placement, placement.image_built_by)
+            else:
+                containers, chosen, malformed = _placement_images(
+                    resource, placement, holder_path, holder, path, namespace, related, images_from
+                )
+            containers.extend(
+                ContainerImage((), "the operator's container", image, added_by="operator")
+                for image in (in_use or {}).get(holder_path, ())
             )
             defaults = [resolved_default(resource, image) for image in entry.default_images]
             if chosen and defaults and None not in defaults:
@@ -350,7 +376,34 @@ def _placement_targets(
                 read_only=read_only,
                 withheld=withheld | _unwritten_shared(entry, placement, read_only),
                 affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
+                unwritable=unwritable,
             )
+
+
+_ARCH_LABEL = "kubernetes.io/arch"
+
+
+def _unpinned_build(
+    resource: Mapping[str, object], placement: Placement, builder: Pointer
+) -> tuple[str, ...]:
+    """What to say of pods that run the image another pod builds, for its node's architecture
+    (:attr:`Placement.image_built_by`): nothing when both select the same architecture by
+    ``nodeSelector``, else how to pin them."""
+
+    def selected(pointer: Pointer) -> object:
+        found = [value for _, value in expand(resource, (*pointer, "nodeSelector", _ARCH_LABEL))]
+        return found[0] if len(found) == 1 and isinstance(found[0], str) and found[0] else None
+
+    pods, build = format_field_path(placement.path), format_field_path(builder)
+    architecture = selected(placement.path)
+    if architecture is not None and architecture == selected(builder):
+        return ()
+    return (
+        f"these pods run the image the operator builds in the pod of {build}, for the "
+        "architecture of the node that pod lands on and no other: it is in no registry before "
+        f"the build, so kmultiarch cannot write the constraint. Give {build} and {pods} one "
+        f"nodeSelector {_ARCH_LABEL}, an architecture the build's base image runs on",
+    )
 
 
 #: The fields kmultiarch writes, per placement shape.
@@ -479,6 +532,21 @@ def _placement_images(
                     added_by="" if source.related is None else "related",
                 )
             )
+        picked = (
+            catalog_image(resource, source.catalog, namespace, related)
+            if not found and source.catalog is not None
+            else None
+        )
+        if picked is not None:
+            from_catalog, what = picked
+            reference = format_field_path(source.catalog.reference) if source.catalog else ""
+            if from_catalog is not None:
+                containers.append(
+                    ContainerImage((), f"{reference} ({what})", from_catalog, added_by="related")
+                )
+            else:  # the operator resolves it from what the stream does not show
+                chosen.append(f"{reference} ({what})")
+            continue
         computed = None if found else _computed(origin, source.templates)
         if computed is not None:
             containers.append(
@@ -491,12 +559,31 @@ def _placement_images(
             )
         elif not found and source.required:
             chosen.append(_fields_of(source))
+    if any(source.replaces_named and source.counts_for(resource) for source in placement.images):
+        containers = []  # what the resource names is not what its pods will run
     if not containers and not chosen:
         # Nothing names an image (a TaskRun whose steps are in a referenced Task).
         chosen.extend(_fields_of(s) for s in placement.images)
         if not chosen and placement.pod_spec:
             chosen.append(format_field_path((*placement.path, "containers")))
     return containers, chosen, malformed
+
+
+def _items_in_use(
+    placement: Placement, resource: Mapping[str, object]
+) -> dict[ConcretePath, tuple[str, ...]] | None:
+    """The items of the placement's path the operator makes pods from, with the images it adds
+    to each (:attr:`Placement.items_in_use`); None: every item, nothing added."""
+    if placement.items_in_use not in ("clickhouse", "clickhouse-keeper"):
+        return None
+    from kmultiarch.core.clickhousehosts import pod_templates_in_use
+
+    star = placement.path.index(WILDCARD)
+    used = pod_templates_in_use(resource, log_container=placement.items_in_use == "clickhouse")
+    return {
+        (*placement.path[:star], index, *placement.path[star + 1 :]): images
+        for index, images in used.items()
+    }
 
 
 def _images_view(

@@ -251,7 +251,11 @@ def krm_result(finding: Finding, resource_list: Mapping[str, Any]) -> dict[str, 
     """A finding as a KRM result: message, severity, resourceRef, field, file, tags."""
     result: dict[str, Any] = {"message": finding.message, "severity": finding.severity}
     if finding.resource is not None:
-        result["resourceRef"] = finding.resource.as_dict()
+        # kyaml's ResourceIdentifier (kyaml/yaml/types.go: TypeMeta and NameMeta) has no
+        # generateName: a resource named only by it is named in the message.
+        reference = finding.resource.as_dict()
+        reference.pop("generateName", None)
+        result["resourceRef"] = reference
     index = _item_index(finding.path)
     field_path = finding.path[2:] if index is not None else finding.path
     if field_path:

@@ -133,6 +133,7 @@ def _problem_json(problem: Finding) -> dict[str, Any]:
         "fieldPath": problem.field_path,
         "image": problem.image,
         **({"suggestion": problem.suggestion} if problem.suggestion else {}),
+        **({"command": problem.command} if problem.command else {}),
     }
 
 
@@ -211,6 +212,8 @@ def format_sarif(result: CheckResult) -> str:
             entry["properties"] = {"image": problem.image}
         if problem.suggestion:
             entry["properties"] = {**entry.get("properties", {}), "suggestion": problem.suggestion}
+        if problem.command:
+            entry["properties"] = {**entry.get("properties", {}), "command": problem.command}
         results.append(entry)
     return sarif_log(rules, results)
 
@@ -229,7 +232,7 @@ def _logical_name(problem: Finding) -> str:
     if resource is None:
         return str(problem.field_path)
     namespace = f"{resource.namespace}/" if resource.namespace else ""
-    return f"{resource.kind}/{namespace}{resource.name}/{problem.field_path}"
+    return f"{resource.kind}/{namespace}{resource.shown_name}/{problem.field_path}"
 
 
 FORMATTERS = {

@@ -38,7 +38,7 @@ def fingerprint_fields(problem: Finding) -> tuple[str, ...]:
         display_path(problem.source),
         resource.kind if resource else "",
         resource.namespace if resource else "",
-        resource.name if resource else "",
+        resource.shown_name if resource else "",
         problem.field_path or "",
     )
 

@@ -6,6 +6,11 @@ warnings on stderr.
   separators, the bidirectional overrides) are shown as escapes (``\\x1b``, ``\\n``), and so is
   each byte of a file name that is not UTF-8 (``\\xe9``), so no input can move the cursor,
   retitle a terminal, reorder what a reader sees, or start a line of its own.
+- Copying: every other character that shows as nothing or as a blank other than the space
+  (format characters such as U+200B, U+2060, U+FEFF, U+00AD; the separators but the space, such
+  as U+00A0; private and unassigned code points: whatever ``str.isprintable`` refuses) is shown
+  as its escape too (``\\u2060``), so what a reader copies holds no character they could not
+  see (issue 36).
 - CI logs: the GitHub Actions runner takes a line for a command when, past leading white
   space, it starts with ``::``, or when it holds ``##[`` anywhere (the runner's older form), on
   stdout and stderr alike; :func:`printable` breaks both (``\\x3a:``, ``#\\x23[``).
@@ -18,16 +23,12 @@ from __future__ import annotations
 
 import re
 
-_UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
-)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
 #: The runner's first command form (``##[name props]data``), found anywhere in a line.
 _OLD_COMMAND = "##["
 
 
-def _escape(match: re.Match[str]) -> str:
-    character = match.group()
+def _escape_character(character: str) -> str:
     named = _NAMED.get(character)
     if named is not None:
         return named
@@ -35,14 +36,31 @@ def _escape(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:
         # A byte that is not UTF-8, kept by Python as a lone surrogate (file names, argv).
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _escaped(character: str) -> str:
+    """A character shown as itself when it is visible (or a tab), else as its escape."""
+    return (
+        character if character.isprintable() or character == "\t" else _escape_character(character)
+    )
+
+
+def _visible(text: str) -> str:
+    """``text`` with each control or invisible character as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(character) for character in text)
 
 
 def printable(text: str) -> str:
-    """``text`` made inert for a terminal or a CI log: control characters and bytes that are
-    not UTF-8 escaped (one line, nothing a terminal acts on), and nothing the GitHub runner
-    would take for a command. Applying it twice changes nothing more."""
-    text = _UNPRINTABLE.sub(_escape, text)
+    """``text`` made inert for a terminal or a CI log and visible to a reader: control and
+    invisible characters and bytes that are not UTF-8 escaped (one line, nothing a terminal
+    acts on, nothing copied unseen), and nothing the GitHub runner would take for a command.
+    Applying it twice changes nothing more."""
+    text = _visible(text)
     if _OLD_COMMAND in text:
         text = text.replace(_OLD_COMMAND, "#\\x23[")
     start = len(text) - len(text.lstrip())
@@ -75,8 +93,8 @@ def github_verbatim(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     # Shown as they are but for what a log viewer would act on or cannot encode (ESC, bytes of
-    # a file name that are not UTF-8).
-    shown = [_UNPRINTABLE.sub(_escape, line) for line in lines]
+    # a file name that are not UTF-8) and what a reader would not see (U+200B...).
+    shown = [_visible(line) for line in lines]
     return [f"::stop-commands::{token}", *shown, f"::{token}::"]
 
 

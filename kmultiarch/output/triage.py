@@ -14,7 +14,7 @@ from kmultiarch.core.findings import count_of
 from kmultiarch.core.triage import CAUSES, FAILURE_TEXT
 from kmultiarch.output import display_path
 from kmultiarch.output.check import sarif_log, sarif_rule
-from kmultiarch.output.markdown import markdown_text
+from kmultiarch.output.markdown import code_span, markdown_text
 from kmultiarch.output.safe import github_data, github_property, printable
 
 
@@ -105,6 +105,7 @@ def _failure_json(failure: TriagedFailure) -> dict[str, Any]:
         "cause": failure.cause,
         "detail": failure.detail,
         "next": failure.next_step,
+        "commands": list(failure.commands),
         "evidence": [
             {"where": e.where, "text": e.text, "container": e.container or None}
             for e in failure.evidence
@@ -205,7 +206,7 @@ def _artifact(failure: TriagedFailure) -> str | None:
 def _logical_name(failure: TriagedFailure) -> str:
     workload = failure.workload
     namespace = f"{workload.namespace}/" if workload.namespace else ""
-    return f"{workload.kind}/{namespace}{workload.name}"
+    return f"{workload.kind}/{namespace}{workload.shown_name}"
 
 
 def format_markdown(result: TriageResult) -> str:
@@ -217,17 +218,19 @@ def format_markdown(result: TriageResult) -> str:
             "|---|---|---|---|---|---|",
         ]
         for failure in result.failures:
+            where = _where(failure)
             lines.append(
-                f"| {markdown_text(failure.workload.display_name)} "
-                f"| {markdown_text(_where(failure) or 'not in the manifests')} "
-                f"| {markdown_text(failure.pod)} "
-                f"| {markdown_text(FAILURE_TEXT.get(failure.kind, failure.kind))} "
-                f"| {markdown_text(failure.cause)} | {markdown_text(failure.next_step)} |"
+                f"| {code_span(failure.workload.display_name, in_table=True)} "
+                f"| {code_span(where, in_table=True) if where else 'not in the manifests'} "
+                f"| {code_span(failure.pod, in_table=True)} "
+                f"| {markdown_text(FAILURE_TEXT.get(failure.kind, failure.kind), in_table=True)} "
+                f"| {markdown_text(failure.cause, in_table=True)} "
+                f"| {markdown_text(failure.next_step, in_table=True, code=failure.commands)} |"
             )
         lines.append("")
         lines += ["### Evidence", ""]
         for failure in result.failures:
-            lines.append(f"- {markdown_text(failure.pod)}: {markdown_text(failure.detail)}")
+            lines.append(f"- {code_span(failure.pod)}: {markdown_text(failure.detail)}")
             for evidence in failure.evidence:
                 lines.append(
                     f"  - {markdown_text(evidence.where)}: "

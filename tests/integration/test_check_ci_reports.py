@@ -86,18 +86,17 @@ def test_gitlab_report_of_passing_manifests_is_empty(workspace: Path) -> None:
 def test_check_writes_a_markdown_job_summary(workspace: Path) -> None:
     code, stdout, stderr = check(workspace, "--output", "markdown", "--diff")
     assert code == 1, stderr
-    # Input is shown with an invisible U+2060 before its dots, so that no name becomes a link
-    # (issue 28); it reads the same without them.
-    stdout = stdout.replace("\u2060", "")
+    # Paths and resources are code spans: no name becomes a link (issue 28), and what is
+    # copied is what the files are named (issue 36).
     assert stdout.startswith("## kmultiarch check failed\n")
     assert "| NEEDS CHANGE | 5 |" in stdout
     assert (
-        "| error | manifests/database.yaml:" in stdout
-        and "| StatefulSet shop/orders-db | require node affinity" in stdout
+        "| error | `manifests/database.yaml:" in stdout
+        and "| `StatefulSet shop/orders-db` | require node affinity" in stdout
     )
     assert (
         "kmultiarch fix --config policy.yaml --lock kmultiarch.lock --offline "
         "manifests/database.yaml manifests/ingress.yaml"
     ) in stdout
-    assert "<details><summary>diff of manifests/database.yaml</summary>" in stdout
+    assert "<details><summary>diff of <code>manifests/database.yaml</code></summary>" in stdout
     assert "```diff\n--- a/manifests/database.yaml\n" in stdout

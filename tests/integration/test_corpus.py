@@ -163,7 +163,7 @@ def test_corpus_file(corpus: str, path: Path, cluster: str) -> None:
         if outcome.new_text is not None and outcome.new_text != outcome.document.text
     ]
     assert changed == len(edited)
-    assert {pod.document_index for pod in result.pods if pod.status == "needs-change"} == {
+    assert {pod.document_index for pod in result.pods if pod.writes} == {
         outcome.document.index for outcome in edited
     }
     again = mutate_text(output, Policy(), resolve=resolve, source=path.name)

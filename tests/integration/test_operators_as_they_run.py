@@ -2,8 +2,9 @@
 loopback: ``check`` (JSON) and ``fix`` on a stream of this round's rules. A Tekton run's
 ``$(params.image)`` resolves to the run's value; a PerconaXtraDBCluster's constraint goes into
 ``affinity.advanced`` with the operator's anti-affinity beside it; a KafkaConnect with a build
-runs the image the operator pushes; a Vitess dashboard in a zoned cell needs a constraint that
-cannot be written: an ``unwritable-constraint`` warning, which ``fix`` cannot make go away."""
+runs the image its build pod makes for its own node's architecture, and a Vitess dashboard in a
+zoned cell needs a constraint: neither can be written, each an ``unwritable-constraint``
+warning, which ``fix`` cannot make go away."""
 
 from __future__ import annotations
 
@@ -110,12 +111,14 @@ def test_check_judges_each_pod_as_its_operator_runs_it(
     # The step runs the run's value of $(params.builder), not the task's multi-arch default.
     assert pods["TaskRun", "spec.podTemplate"]["changes"] == amd64_only
     assert pods["PerconaXtraDBCluster", "spec.pxc"]["changes"] == amd64_only
-    # The Connect pods run the image the build pushes, not spec.image (the build's base).
-    assert pods["KafkaConnect", "spec.template.pod"]["changes"] == amd64_only
+    # The Connect pods run the image the build makes, for the build node's architecture: not
+    # spec.image (the build's base), nor the output image as the registry holds it before.
+    assert pods["KafkaConnect", "spec.template.pod"]["changes"] == []
     unwritable = [p for p in report["problems"] if p["rule"] == "unwritable-constraint"]
-    assert [p["level"] for p in unwritable] == ["warning"]
-    assert unwritable[0]["fieldPath"] == "spec.vitessDashboard"
-    assert "spec.vitessDashboard" in unwritable[0]["message"]
+    assert [p["level"] for p in unwritable] == ["warning", "warning"]
+    assert [p["fieldPath"] for p in unwritable] == ["spec.template.pod", "spec.vitessDashboard"]
+    assert "spec.template.buildPod" in unwritable[0]["message"]
+    assert "spec.vitessDashboard" in unwritable[1]["message"]
 
 
 def test_fix_writes_where_each_operator_reads_and_the_unwritable_stays_said(
@@ -133,7 +136,7 @@ def test_fix_writes_where_each_operator_reads_and_the_unwritable_stays_said(
     ]
     assert anti["topologyKey"] == "kubernetes.io/hostname"
     assert anti["labelSelector"]["matchLabels"]["app.kubernetes.io/instance"] == "cluster1"
-    assert connect["spec"]["template"]["pod"]["affinity"]["nodeAffinity"] == ARCH_AMD64
+    assert "template" not in connect["spec"]
     assert "affinity" not in vitess["spec"]["vitessDashboard"]
     again = _run(workspace, env, "check", "operators.yaml")
     assert again.returncode == 0, again.stdout + again.stderr

@@ -7,16 +7,14 @@ printed and the check passes afterwards."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.cli import clean_env, run_kmultiarch
+from support.cli import run_kmultiarch, shell_env
 
 REPO = Path(__file__).resolve().parents[2]
 #: The options of a check that an offline run needs: without them, ``fix`` would ask the
@@ -32,10 +30,7 @@ def workdir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    environment = clean_env(tmp_path / "home")
-    # `kmultiarch` as the user's shell finds it: the entry point beside this interpreter.
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
-    return environment
+    return shell_env(tmp_path / "home")
 
 
 def _commands_of(output_format: str, stdout: str) -> list[str]:

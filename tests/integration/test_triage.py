@@ -222,9 +222,11 @@ def test_github_sarif_and_markdown(shop: Path) -> None:
     markdown = triage(shop, "deploy/", "--cluster", "cluster.json", "-o", "markdown")
     assert markdown.returncode == 1
     assert markdown.stdout.startswith("## kmultiarch triage failed\n")
-    # Word joiners (U+2060) may break what a renderer would take for a link.
-    rows = markdown.stdout.replace("\u2060", "")
-    assert "| DaemonSet shop/node-agent | deploy/node-agent.yaml:14 |" in rows
+    # Code spans: never links, copied as they are (issue 36: no invisible character).
+    assert (
+        "| `DaemonSet shop/node-agent` | `deploy/node-agent.yaml:14` | `shop/node-agent-7xk2p` |"
+        in markdown.stdout
+    )
 
 
 def test_no_architecture_failure_exits_0(shop: Path) -> None:
@@ -456,7 +458,8 @@ def test_quoted_messages_cannot_act_on_a_terminal_a_ci_log_or_markdown(shop: Pat
     commands = workflow_commands(github, text, markdown)
     assert [command.name for command in commands] == ["error"] * 5
     assert "<img" not in markdown and "&lt;img" in markdown
-    assert "\\[link\\](" in markdown and "\\| cell" in markdown  # no link, no cell
+    # no link (a code span), no cell
+    assert "\\[`link](https://example.com`)" in markdown and "\\| cell" in markdown
 
 
 def test_manifests_that_name_no_namespace_are_found(shop: Path) -> None:

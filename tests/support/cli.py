@@ -47,6 +47,14 @@ def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
+def shell_env(home: Path) -> dict[str, str]:
+    """:func:`clean_env`, with ``kmultiarch`` on PATH as a user's shell finds it (the entry
+    point beside this interpreter): for commands run with bash as kmultiarch printed them."""
+    environment = clean_env(home)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
+    return environment
+
+
 def run_kmultiarch(
     args: Sequence[str],
     *,

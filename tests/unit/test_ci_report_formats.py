@@ -4,14 +4,15 @@ summary): pure formatters over a CheckResult."""
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import replace
 
+import cmarkgfm
 import pytest
 from support.schemas import validate_gitlab_report
 
 from kmultiarch.assess.assessment import CheckResult
 from kmultiarch.core.findings import Finding, ResourceRef
+from kmultiarch.core.shellwords import shell_join
 from kmultiarch.output.gitlab import format_gitlab
 from kmultiarch.output.markdown import format_markdown, markdown_text
 
@@ -113,8 +114,8 @@ def test_markdown_summary_has_verdict_counts_problems_and_what_to_run() -> None:
     summary = format_markdown(CheckResult([], [NEEDS, UNRESOLVED], fix_command=command))
     assert summary.startswith("## kmultiarch check failed\n")
     assert "| severity | where | resource | problem | rule |" in summary
-    # Dots in input are joined to an invisible U+2060, so no name becomes a link (issue 28).
-    assert "| error | deploy/web\u2060.yaml:18 | Deployment shop/web |" in summary
+    # Paths and resources are code spans: copied as they are, never links (issues 28, 36).
+    assert "| error | `deploy/web.yaml:18` | `Deployment shop/web` |" in summary
     assert "- needs-scheduling (1): Run `kmultiarch fix FILE`" in summary
     assert "- unresolved-image (1): Check that the image exists" in summary
     assert f"```sh\n{command}\n```" in summary, "the command as check made it"
@@ -130,12 +131,10 @@ def test_markdown_summary_of_a_passing_check() -> None:
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        # The word joiners (U+2060) keep a URL from being linked by itself (issue 28).
-        ("[click](https://evil.example)", "\\[click\\](https:\u2060//evil\u2060.example)"),
-        (
-            "![x](https://evil.example/p.png)",
-            "!\\[x\\](https:\u2060//evil\u2060.example/p\u2060.png)",
-        ),
+        # A word a renderer would link by itself is a code span (issues 28, 36).
+        ("[click](https://evil.example)", "\\[`click](https://evil.example`)"),
+        ("![x](https://evil.example/p.png)", "`![x](https://evil.example/p.png`)"),
+        ("see www.evil.example, now", "see `www.evil.example`, now"),
         ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
         ("a|b", r"a\|b"),
         (
@@ -152,9 +151,11 @@ def test_markdown_shows_input_as_text(text: str, shown: str) -> None:
 
 def test_markdown_fences_outlast_backticks_in_file_names() -> None:
     hostile = replace(NEEDS, source="deploy/```\n<script>.yaml")
-    command = shlex.join(["kmultiarch", "fix", hostile.source])  # as check's CLI makes it
+    command = shell_join(["kmultiarch", "fix", hostile.source])  # as check's CLI makes it
     summary = format_markdown(CheckResult([], [hostile], fix_command=command))
     fence = next(line for line in summary.splitlines() if line.startswith("````"))
     assert fence == "````sh"
-    assert "<script>" not in summary.replace("'deploy/```\\n<script>.yaml'", "")
+    assert "````deploy/```\\n<script>.yaml:18````" in summary  # a code span, shown as it is
+    html = cmarkgfm.github_flavored_markdown_to_html(summary)
+    assert "<script" not in html and "<code>deploy/```\\n&lt;script&gt;.yaml:18</code>" in html
     assert json.dumps(summary)  # one string, nothing binary

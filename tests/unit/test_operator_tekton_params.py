@@ -176,3 +176,64 @@ def test_a_matrix_parameter_is_known_only_when_the_run_starts() -> None:
     run, result = _run(text)
     assert "taskRunTemplate" not in run["spec"]  # type: ignore[operator]
     assert [f.rule for f in result.findings] == [IMAGE_CHOSEN_BY_OPERATOR]
+
+
+#: A TaskRun whose tag parameter is written as YAML writes a number (issue 36, item 14).
+NUMBER_TAGGED_RUN = """\
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata: {name: build}
+spec:
+  params:
+  - {name: tag, value: 1}
+  taskSpec:
+    params:
+    - {name: tag, type: string}
+    steps:
+    - name: build
+      image: registry.test/tool-amd64:$(params.tag)
+"""
+
+
+def test_a_param_value_written_as_a_yaml_number_fills_in_the_step_image() -> None:
+    """``value: 1`` is the string "1" to Tekton (ParamValue.UnmarshalJSON keeps a JSON value
+    that is no string, array or object as its text): the step runs tool-amd64:1, and the
+    TaskRun is kept on amd64. Before, ``$(params.tag)`` stayed in the image and the TaskRun
+    was left unplaced."""
+    run, result = _run(NUMBER_TAGGED_RUN)
+    assert run["spec"]["podTemplate"] == {"affinity": ARCH_IN_AMD64}  # type: ignore[index]
+    assert result.findings == []
+
+
+def test_a_default_written_as_a_yaml_boolean_is_its_json_text() -> None:
+    text = NUMBER_TAGGED_RUN.replace("  - {name: tag, value: 1}\n", "  - {name: other, value: x}\n")
+    text = text.replace("{name: tag, type: string}", "{name: tag, type: string, default: true}")
+    view = tekton_images_view(yaml.safe_load(text))
+    step = view["spec"]["taskSpec"]["steps"][0]  # type: ignore[index]
+    assert step["image"] == "registry.test/tool-amd64:true"
+
+
+@pytest.mark.parametrize(
+    ("written", "held"),
+    [
+        # After ParamValue.UnmarshalJSON (tektoncd/pipeline pkg/apis/pipeline/v1/param_types.go)
+        # on the JSON the API server serves (Go's encoding/json).
+        ("v1.2", "v1.2"),
+        ("1", "1"),
+        ("1.50", "1.5"),
+        ("1.0", "1"),
+        ("2.0e+21", "2e+21"),
+        ("0.0000001", "1e-7"),
+        ("true", "true"),
+        ("false", "false"),
+        ("null", ""),
+        ("[a, b]", ["a", "b"]),
+        ("[1, 2]", "[1,2]"),
+        ("{k: v}", {"k": "v"}),
+        ("{b: 1, a: x}", '{"a":"x","b":1}'),
+    ],
+)
+def test_a_param_value_is_read_as_tekton_unmarshals_it(written: str, held: object) -> None:
+    from kmultiarch.core.tekton import tekton_param_value
+
+    assert tekton_param_value(yaml.safe_load(f"value: {written}")["value"]) == held

@@ -334,3 +334,14 @@ def test_the_catalogues_kinds_are_written_out_as_they_are() -> None:
     assert dict(built_in) == {
         key: entry for key, entry in built_in.items() if key in CATALOGUE_KINDS
     }
+
+
+def test_a_selector_token_matches_the_list_items_whose_key_holds_the_value() -> None:
+    """``*[name=grafana]``: the container a controller finds by name (the Grafana operator's,
+    CloudNativePG's pgbouncer), not every item."""
+    from kmultiarch.core.patch import pointer_tokens
+
+    spec = {"containers": [{"name": "sidecar", "image": "a"}, {"name": "grafana", "image": "b"}]}
+    found = list(expand(spec, pointer_tokens("/containers/*[name=grafana]/image")))
+    assert found == [(("containers", 1, "image"), "b")]
+    assert list(expand(spec, pointer_tokens("/containers/*[name=other]/image"))) == []

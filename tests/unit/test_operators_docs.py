@@ -43,6 +43,10 @@ def _placed_by(placement: Placement) -> str:
         notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
     if placement.added_terms_when:
         notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
+    if placement.items_in_use:
+        notes.append(f"the items its hosts run ({placement.items_in_use})")
+    if placement.image_built_by is not None:
+        notes.append(f"runs the image {_pointer(placement.image_built_by)}'s pod builds")
     if notes:
         text += f" ({'; '.join(notes)})"
     if placement.creates and placement.judged_only_when_missing:
@@ -59,6 +63,13 @@ def _source_text(source: ImageSource) -> str:
         text = f"[{text}]"
     if source.related is not None:
         text += f" of the {source.related[1]} its {source.related[2]} label names"
+    if source.catalog is not None:
+        catalog = source.catalog
+        text += (
+            f", else the {' or '.join(kind for kind, _ in catalog.kinds)} "
+            f"{_pointer(catalog.reference)} names: its {_pointer(catalog.entries)} entry of "
+            f"that {catalog.selector}"
+        )
     if source.when:
         text += " when " + _condition_text(source.when)
     return f"`{text}`"

@@ -24,7 +24,13 @@ from kmultiarch.output.safe import github_data, github_property, github_verbatim
         ("caf\udce9.yaml", "caf\\xe9.yaml"),
         ("::error::x", "\\x3a:error::x"),
         ("   ::add-mask::x", "   \\x3a:add-mask::x"),
-        ("\u00a0\u3000::warning::x", "\u00a0\u3000\\x3a:warning::x"),
+        # Blanks other than the space are escaped: the line no longer starts with "::".
+        ("\u00a0\u3000::warning::x", "\\xa0\\u3000::warning::x"),
+        (
+            "zero\u200bwidth \u2060joiner \ufeffbom soft\u00adhyphen",
+            "zero\\u200bwidth \\u2060joiner \\ufeffbom soft\\xadhyphen",
+        ),
+        ("tag \U000e0041", "tag \\U000e0041"),
         ("name ##[add-mask]x", "name #\\x23[add-mask]x"),
         ("a::b", "a::b"),
         ("# [x] ## [y]", "# [x] ## [y]"),
@@ -68,3 +74,10 @@ def test_verbatim_tokens_are_fresh_and_absent_from_the_text() -> None:
     # The runner compares the token without case: the upper-case form in the text must end
     # nothing early (the random token cannot be guessed; the check is what matters).
     assert github_verbatim(f"::{token.upper()}::")[0] != first[0]
+
+
+def test_verbatim_lines_show_invisible_characters_as_escapes() -> None:
+    """A diff line is the manifest's own, shown as it is but for what a reader could not see
+    or a log could not show (issue 36)."""
+    (_, shown, _) = github_verbatim("name: web\u200b\u00a0x \udce9 ::kept\n")
+    assert shown == "name: web\\u200b\\xa0x \\xe9 ::kept"

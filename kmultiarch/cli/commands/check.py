@@ -91,7 +91,7 @@ def with_fix_commands(checked: CheckResult, options: RunOptions) -> CheckResult:
                 else command_line(options, ["fix"], [found.source])
             )
             message = found.message.replace(GENERIC_FIX_HINT, f"run `{command}` to apply")
-            found = replace(found, message=message)  # noqa: PLW2901
+            found = replace(found, message=message, command=command)  # noqa: PLW2901
         problems.append(found)
     fix_command = command_line(options, ["fix"], list(dict.fromkeys(files))) if files else ""
     return replace(checked, problems=problems, fix_command=fix_command)

@@ -50,7 +50,7 @@ def fix_files(
         fail("no file was rewritten: fix the errors above or set failurePolicy: Ignore")
         return 1
     changed = result.changed_sources()
-    pods = Counter(pod.source for pod in result.pods if pod.status == "needs-change")
+    pods = Counter(pod.source for pod in result.pods if pod.writes)
     written = [*changed, *(name for name in repinned if name not in changed)]
     write_all_atomically({name: result.output_of(name) for name in written})
     for name in written:

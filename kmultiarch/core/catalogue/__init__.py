@@ -22,8 +22,10 @@ from kmultiarch.core.catalogue import (
     argo_rollouts,
     cloudnativepg,
     crossplane,
+    dragonfly,
     eck,
     flink,
+    grafana,
     jaeger,
     jobset,
     kubeflow,
@@ -81,6 +83,8 @@ _MODULES = (
     kubevirt,
     vitess,
     tigera,
+    grafana,
+    dragonfly,
 )
 
 #: The built-in catalogue: every operator's kinds.

@@ -43,6 +43,7 @@ _VERSION_SERVICE = ImageSource(
     unless=((_APPLY, ("", "disabled", "Disabled", "DISABLED", "never", "Never", "NEVER")),),
     operator_only="the images of Percona's version service (spec.upgradeOptions.apply is "
     "neither disabled nor never)",
+    replaces_named=True,
 )
 
 

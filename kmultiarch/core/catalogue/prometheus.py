@@ -13,11 +13,13 @@ __all__ = ["ENTRIES"]
 def _build_image_path(
     spec: str, default_base: str, version: str, deprecated: bool
 ) -> tuple[str, ...]:
-    """prometheus-operator pkg/operator/image.go BuildImagePath as templates: the base image
-    (``baseImage``, else the operator's) with ``sha``, else ``tag``, else the version."""
-    bases = ("{" + spec + "/baseImage}", default_base) if deprecated else (default_base,)
+    """prometheus-operator pkg/operator/image.go BuildImagePath as templates: a base image
+    (``baseImage``) that carries a tag or a digest as it is; else the base image (``baseImage``,
+    else the operator's) with ``sha``, else ``tag``, else the version."""
+    bases = ("{" + spec + "/baseImage|untagged}", default_base) if deprecated else (default_base,)
     templates: list[str] = []
     if deprecated:
+        templates.append("{" + spec + "/baseImage|tagged}")  # "Return as-is if ... fully defined"
         templates += [base + "@sha256:{" + spec + "/sha}" for base in bases]
         templates += [base + ":{" + spec + "/tag}" for base in bases]
     templates += [base + ":" + version for base in bases]
@@ -69,7 +71,8 @@ ENTRIES: tuple[OperatorKind, ...] = (
         cites=_PROMETHEUS_OPERATOR + "pkg/prometheus/server/statefulset.go makeStatefulSetSpec "
         '(BuildImagePath(spec.image, spec.baseImage, "v"+version, spec.tag, spec.sha)), '
         "createThanosContainer (spec.thanos: the Thanos sidecar); pkg/operator/image.go "
-        "BuildImagePath (sha before tag before version)",
+        "BuildImagePath (a base image with a tag or digest as it is; else sha before tag before "
+        "version)",
     ),
     _monitoring(
         "Alertmanager",

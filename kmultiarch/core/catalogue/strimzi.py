@@ -10,10 +10,12 @@ __all__ = ["ENTRIES"]
 
 _CONNECT_BUILD_CITE = (
     "strimzi/strimzi-kafka-operator cluster-operator/src/main/java/io/strimzi/operator/"
-    "cluster/operator/assembly/KafkaConnectAssemblyOperator.java (the Connect container's "
-    "image set to the build's desiredImage: spec.build.output.image as pushed); "
-    "model/KafkaConnectBuild.java fromCrd (baseImage: spec.image or the version's; "
-    "templatePod: spec.template.buildPod)"
+    "cluster/operator/assembly/KafkaConnectAssemblyOperator.java and ConnectBuildOperator.java "
+    "kubernetesBuildWaitForFinish (the Connect container's image: the build container's "
+    "termination message, spec.build.output.image@<the digest just pushed>); "
+    "model/KafkaConnectBuild.java fromCrd (baseImage: "
+    "spec.image or the version's; templatePod: spec.template.buildPod), generateBuilderPod "
+    "(Kaniko, or Buildah, builds in that pod, for its node's architecture)"
 )
 
 
@@ -77,8 +79,22 @@ ENTRIES: tuple[OperatorKind, ...] = (
         (
             Placement(
                 _p("/spec/template/pod"),
-                (image_at("/spec/build/output/image", "/spec/image"),),
+                (image_at("/spec/image"),),
                 creates=2,
+                unless=((_p("/spec/build"), ()),),
+                cites="strimzi/strimzi-kafka-operator cluster-operator/src/main/java/io/"
+                "strimzi/operator/cluster/model/KafkaConnectCluster.java (the Connect "
+                "container's image: spec.image, else the version's)",
+            ),
+            # With spec.build, the pods run output.image@<digest of the new build>, made by the
+            # build pod for the architecture of its node alone: judged on no registry image
+            # (the one pushed before may be of another architecture); both pod templates must
+            # select one architecture alike, else a warning says so.
+            Placement(
+                _p("/spec/template/pod"),
+                creates=2,
+                when=((_p("/spec/build"), ()),),
+                image_built_by=_p("/spec/template/buildPod"),
                 cites=_CONNECT_BUILD_CITE,
             ),
             Placement(
@@ -99,7 +115,8 @@ ENTRIES: tuple[OperatorKind, ...] = (
         cites="KafkaConnect.spec.template.{pod,buildPod}.{affinity,tolerations}, spec.image, "
         "spec.build.output.image",
         adds="with spec.build, the image it builds (for the build node's architecture alone: "
-        "place template.buildPod on one architecture) and Kaniko in the build pod",
+        "give template.buildPod and template.pod one nodeSelector kubernetes.io/arch) and "
+        "Kaniko in the build pod",
     ),
     *(
         OperatorKind(
