@@ -176,13 +176,30 @@ def test_an_unresolvable_image_is_a_warning_and_the_pod_unchanged_under_ignore(
     tmp_path: Path,
 ) -> None:
     admission = Offline(write_policy(tmp_path))
-    pod = pod_of("registry.test/arm:1", UNKNOWN)
-    answer = answer_review(review(pod), admission)
+    answer = answer_review(review(pod_of(UNKNOWN)), admission)
     response = answer.review["response"]
     assert response["allowed"] is True
-    assert "patch" not in response, "an image whose lookup failed must never be dropped"
+    assert "patch" not in response
     assert any(UNKNOWN in warning for warning in response["warnings"])
     assert answer.outcome == "warned"
+
+
+def test_beside_an_unresolvable_image_the_known_ones_only_narrow_the_pod(tmp_path: Path) -> None:
+    """The engine's partial knowledge (docs/scheduling.md): the unknown image is never dropped
+    from the decision; the pod is kept to where its known images run (a required affinity can
+    only keep it off nodes) and given no toleration (which could send it where the unknown image
+    does not run)."""
+    admission = Offline(write_policy(tmp_path))
+    pod = pod_of("registry.test/arm:1", UNKNOWN)
+    response = answer_review(review(pod), admission).review["response"]
+    assert response["allowed"] is True
+    result = patched(pod, response)
+    assert "tolerations" not in result["spec"]
+    terms = result["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0]["values"] == ["arm64"]
+    assert any(UNKNOWN in warning for warning in response["warnings"])
 
 
 def test_an_unresolvable_image_denies_the_pod_under_fail_naming_it(tmp_path: Path) -> None:
