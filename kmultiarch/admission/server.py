@@ -32,6 +32,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+# The admission extra: imported with this module (only ``admission serve`` imports it), so a
+# missing extra is said before the server starts.
+import uvicorn
+
 from kmultiarch.admission.kubeapi import KubeReader, NotLocal
 from kmultiarch.admission.lookups import Credentials, SharedLookups
 from kmultiarch.admission.metrics import CONTENT_TYPE, AdmissionMetrics
@@ -345,8 +349,6 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def build_server(app: AdmissionApp, tls: ReloadingTls) -> Any:
     """The uvicorn server for ``app``, on the TLS context of ``tls``."""
-    import uvicorn
-
     config = uvicorn.Config(
         app,
         lifespan="on",

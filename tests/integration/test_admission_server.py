@@ -337,3 +337,32 @@ def test_serve_without_the_policy_or_certificate_says_what_to_do(tmp_path: Path)
     assert "none.pem" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_serve_without_the_admission_extra_says_what_to_install(tmp_path: Path) -> None:
+    """A Python without uvicorn (stood in for by a module that refuses to import)."""
+    from support.cli import clean_env, run_kmultiarch
+
+    blocker = tmp_path / "blocked"
+    blocker.mkdir()
+    (blocker / "uvicorn.py").write_text("raise ImportError(\"No module named 'uvicorn'\")\n")
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        json.dumps({"apiVersion": "kmultiarch.dev/v1alpha1", "kind": "MultiArchPolicy", "spec": {}})
+    )
+    _, cert, key = write_certificates(tmp_path / "tls")
+    result = run_kmultiarch(
+        [
+            "admission",
+            "serve",
+            "--config",
+            str(policy),
+            "--tls-cert-file",
+            str(cert),
+            "--tls-key-file",
+            str(key),
+        ],
+        env=clean_env(tmp_path, {"PYTHONPATH": str(blocker)}),
+    )
+    assert result.returncode != 0
+    assert "pip install 'kmultiarch[admission]'" in result.stderr
