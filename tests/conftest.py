@@ -14,6 +14,12 @@ Fixtures (all ``SeededRegistry``: ``host``, ``url``, ``images``, ``reference(key
     tls_registry         HTTPS with a trustme CA; ``ca_pem``
     registry_log         a request-log mark on ``registry``, taken when the test starts
     docker_config        factory: writes a Docker config.json with auths, returns its directory
+
+A real control plane (``support.kubecluster.KubeCluster``: etcd, kube-apiserver and kube-scheduler
+v1.20 on loopback; docs/testing.md):
+    kube_cluster         the session's cluster, started when a test first asks for it
+    kube                 the same cluster with no webhook configuration, pod or node left by an
+                         earlier test
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from support import SeededRegistry, write_docker_config
+from support.kubecluster import KubeCluster, missing_kube_binaries
 from support.registry import (
     REGISTRY_BINARY,
     BasicAuth,
@@ -35,6 +42,7 @@ from support.registry import (
 )
 from support.seed import PUBLIC_REPOSITORIES, seed_catalogue
 from support.token_issuer import TokenIssuer
+from support.tools import missing
 
 
 def _require_registry_binary() -> None:
@@ -114,3 +122,24 @@ def docker_config(tmp_path: Path) -> Callable[[str, str, str], Path]:
         return write_docker_config(tmp_path / "docker-config", {host: (username, password)})
 
     return write
+
+
+@pytest.fixture(scope="session")
+def kube_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCluster]:
+    """etcd, kube-apiserver and kube-scheduler on 127.0.0.1 (skipped when they are not
+    installed, except in CI, where that fails)."""
+    absent = missing_kube_binaries()
+    if absent:
+        missing(
+            f"{', '.join(absent)} not installed: scripts/install-tools builds kube-apiserver and "
+            "kube-scheduler into .tools/kubernetes/bin and installs Debian's etcd-server"
+        )
+    with KubeCluster(tmp_path_factory.mktemp("kube-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kube(kube_cluster: KubeCluster) -> KubeCluster:
+    """The session's cluster, emptied of what an earlier test left (``KubeCluster.reset``)."""
+    kube_cluster.reset()
+    return kube_cluster

@@ -591,6 +591,85 @@ def cache_clear(cache_dir: str | None, cache_url: str | None, cache_ca: str | No
     return clear_shared(cache_url, cache_ca) if cache_url else code
 
 
+@cli.group()
+def admission() -> None:
+    """Serve the engine as a mutating admission webhook (docs/admission.md)."""
+
+
+@admission.command("serve")
+@click.option(
+    "--listen",
+    default="0.0.0.0:8443",
+    show_default=True,
+    envvar="KMULTIARCH_LISTEN",
+    metavar="HOST:PORT",
+    help="Where to serve HTTPS (POST /mutate, GET /healthz /readyz /metrics).",
+)
+@click.option(
+    "--tls-cert-file",
+    required=True,
+    metavar="PEM",
+    help="Server certificate (re-read when it changes).",
+)
+@click.option(
+    "--tls-key-file", required=True, metavar="PEM", help="Its private key (re-read with it)."
+)
+@click.option(
+    "--kubeconfig",
+    envvar="KUBECONFIG",
+    metavar="FILE",
+    help="The API server to read pull secrets, namespaces and nodes from (default: "
+    "$KUBECONFIG, else the in-cluster service account).",
+)
+@lock_options
+@resolver_options
+def admission_serve(
+    options: RunOptions,
+    listen: str,
+    tls_cert_file: str,
+    tls_key_file: str,
+    kubeconfig: str | None,
+) -> int:
+    """Answer AdmissionReviews for pods with the JSONPatch `mutate` would apply (--config
+    POLICY, --lock, --cache-url as for mutate)."""
+    from kmultiarch.cli.commands.admission import serve
+
+    return serve(options, listen, tls_cert_file, tls_key_file, kubeconfig)
+
+
+@admission.command("configuration")
+@click.option("--url", metavar="URL", help="The server's https:// URL (…/mutate).")
+@click.option(
+    "--service", metavar="NAMESPACE/NAME[:PORT]", help="The server's Service (port 443 default)."
+)
+@click.option(
+    "--ca-file", required=True, metavar="PEM", help="The CA that signed the server's certificate."
+)
+@click.option(
+    "--config", "config", envvar="KMULTIARCH_CONFIG", metavar="PATH", help="MultiArchPolicy file."
+)
+@click.option(
+    "--timeout-seconds",
+    type=click.IntRange(1, 30),
+    default=10,
+    show_default=True,
+    help="How long the API server waits for the webhook.",
+)
+@click.option("--name", default="kmultiarch", show_default=True, help="metadata.name.")
+def admission_configuration(
+    url: str | None,
+    service: str | None,
+    ca_file: str,
+    config: str | None,
+    timeout_seconds: int,
+    name: str,
+) -> int:
+    """Print the MutatingWebhookConfiguration that registers the server."""
+    from kmultiarch.cli.commands.admission import configuration
+
+    return configuration(config, url, service, ca_file, timeout_seconds, name)
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI and map every outcome to an exit code."""
     _utf8_streams()
