@@ -73,14 +73,14 @@ from kmultiarch.core.scope import (
     resources_in,
 )
 from kmultiarch.core.unknownkinds import (
-    PodShapedField,
+    FieldScan,
     crd_schemas,
     is_crd,
     may_be_pod_shaped,
     may_define_kinds,
     needs_scan,
-    pod_shaped_fields,
-    schema_fields,
+    scan_resource,
+    scan_schema,
     schema_for,
     unknown_pod_kind,
 )
@@ -588,20 +588,26 @@ def unknown_kind_findings(
                 for path, resource in resources_in(value)
                 if _scanned_type(resource, operators, scope, default_namespace)
             )
-    found_in = [(entry, pod_shaped_fields(entry[3])) for entry in scanned]
-    found_in = [(entry, fields) for entry, fields in found_in if fields]
+    found_in = [(entry, scan_resource(entry[3])) for entry in scanned]
+    found_in = [(entry, scan) for entry, scan in found_in if scan.fields]
     kinds = sorted({str(resource["kind"]) for (*_, resource), _ in found_in})
     schemas = _crd_schemas(documents, kinds) if kinds else {}
-    declared: dict[tuple[str, str, str], list[PodShapedField]] = {}
+    declared: dict[tuple[str, str, str], FieldScan] = {}
     findings: list[Finding] = []
-    for (source, document, path, resource), fields in found_in:
+    for (source, document, path, resource), scan in found_in:
         api_version, kind = str(resource["apiVersion"]), str(resource["kind"])
         group_kind = (api_group(api_version), kind)
         schema = schema_for(schemas[group_kind], api_version) if group_kind in schemas else None
         key = (*group_kind, api_version)
         if schema is not None and key not in declared:
-            declared[key] = schema_fields(schema)
-        found = unknown_pod_kind(resource, fields, declared.get(key, ()))
+            declared[key] = scan_schema(schema)
+        schema_scan = declared.get(key, FieldScan(()))
+        found = unknown_pod_kind(
+            resource,
+            scan.fields,
+            schema_scan.fields,
+            scans_stopped=[note for note in (scan.stopped, schema_scan.stopped) if note],
+        )
         if found is None:
             continue
         metadata = resource.get("metadata")
