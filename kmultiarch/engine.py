@@ -422,7 +422,10 @@ def run_documents(
     Every finding of the run is made here, once, and located on the line of the field it is
     about (the pod spec, the container's image)."""
     policy = with_node_pools(documents, policy)
-    candidates = list(_candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
+    malformed_items: list[Finding] = []
+    candidates = list(
+        _candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE, malformed_items)
+    )
     references: list[ImageRef] = []
     volumes: set[ImageRef] = set()
     programs: set[ImageRef] = set()
@@ -478,6 +481,7 @@ def run_documents(
                         policy.scheduling.platforms,
                     )
                 )
+    findings.extend(malformed_items)
     findings.extend(drift_findings(documents, policy.scheduling))
     findings.extend(unknown_kind_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     findings.extend(_injection_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
@@ -491,8 +495,10 @@ def _candidate_pods(
     documents: Mapping[str, list[SourceDocument]],
     scope: ScopePolicy,
     default_namespace: str = DEFAULT_NAMESPACE,
+    malformed_items: list[Finding] | None = None,
 ) -> Iterable[PodOutcome]:
-    """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
+    """Every pod spec, with its images parsed; excluded and opted-out pods marked as such.
+    The warnings of items that are no pod specs (core.workloads) go to ``malformed_items``."""
     operators = scope.operators
     namespaces = _namespaces(documents) if _needs_namespaces(scope) else {}
     related = _related_index(documents, operators)
@@ -505,9 +511,19 @@ def _candidate_pods(
             if document.value is None:
                 continue
             for workload in _workloads(document, operators, related):
+                if workload.malformed_items and malformed_items is not None:
+                    in_scope = not _out_of_scope(
+                        workload, {}, scope, namespaces, default_namespace
+                    ) and not is_skipped(workload)
+                    malformed_items.extend(
+                        _malformed_item(source, document, workload, path, message)
+                        for path, message in (workload.malformed_items if in_scope else ())
+                    )
                 for target in workload.targets:
                     status: PodStatus = "ok"
-                    if _out_of_scope(workload, target, scope, namespaces, default_namespace):
+                    if _out_of_scope(
+                        workload, target.annotations, scope, namespaces, default_namespace
+                    ):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
@@ -535,6 +551,27 @@ def _candidate_pods(
                         images,
                         status,
                     )
+
+
+def _malformed_item(
+    source: str,
+    document: SourceDocument,
+    workload: Workload,
+    path: tuple[str | int, ...],
+    message: str,
+) -> Finding:
+    return Finding(
+        MALFORMED_FIELD,
+        "warning",
+        message,
+        path=path,
+        source=source,
+        document_index=document.index,
+        line=document.start_line,
+        resource=ResourceRef(
+            workload.api_version, workload.kind, workload.name, workload.namespace
+        ),
+    )
 
 
 def with_node_pools(documents: Mapping[str, list[SourceDocument]], policy: Policy) -> Policy:
@@ -827,7 +864,7 @@ def _namespaces(documents: Mapping[str, list[SourceDocument]]) -> dict[str, Name
 
 def _out_of_scope(
     workload: Workload,
-    target: PodTarget,
+    template_annotations: Mapping[str, object],
     scope: ScopePolicy,
     namespaces: Mapping[str, NamespaceInfo],
     default_namespace: str = DEFAULT_NAMESPACE,
@@ -847,7 +884,7 @@ def _out_of_scope(
     if scope.mode == "optIn":
         return not is_enabled(
             workload.annotations,
-            target.annotations,
+            template_annotations,
             namespace.annotations if namespace is not None else {},
         )
     return False
