@@ -626,7 +626,7 @@ def unknown_kind_findings(
                 if _scanned_type(resource, operators, scope, default_namespace)
             )
     found_in = [(entry, scan_resource(entry[3])) for entry in scanned]
-    found_in = [(entry, scan) for entry, scan in found_in if scan.fields]
+    found_in = [(entry, scan) for entry, scan in found_in if scan.fields or scan.stopped]
     kinds = sorted({str(resource["kind"]) for (*_, resource), _ in found_in})
     schemas = _crd_schemas(documents, kinds) if kinds else {}
     declared: dict[tuple[str, str, str], FieldScan] = {}
@@ -663,7 +663,7 @@ def unknown_kind_findings(
                     str(metadata.get("name") or ""),
                     str(metadata.get("namespace") or ""),
                 ),
-                path=(*path, *found.fields[0].path),
+                path=(*path, *(found.fields[0].path if found.fields else ())),
                 suggestion=found.suggestion,
             )
         )

@@ -496,7 +496,9 @@ class UnknownPodKind:
         the resource's path in it), that its pods are not judged, and the entry."""
         group = api_group(self.api_version) or "core"
         shown = list(iter_fields_text([_prefixed(f, prefix) for f in self.fields]))
-        if not shown:
+        if not shown and not self.from_schema:
+            found = "it may hold what pods are made of (a scan met its bound before it knew)"
+        elif not shown:
             found = "its CRD in the stream declares what pods are made of"
         else:
             found = f"it holds what pods are made of ({', '.join(shown)})"
@@ -550,8 +552,8 @@ def unknown_pod_kind(
         scan = scan_resource(resource)
         fields = scan.fields
         bounds_met.extend(filter(None, [scan.stopped]))
-    if not is_substantial(fields, resource):
-        return None
+    if not is_substantial(fields, resource) and not bounds_met:
+        return None  # a scan that stopped short of any field still says so: it may miss them
     in_entry, paths = _within_entry_bound([*fields, *declared])
     if paths > MAX_ENTRY_PATHS:
         bounds_met.append(f"the entry holds the first {MAX_ENTRY_PATHS} of its {paths} paths")

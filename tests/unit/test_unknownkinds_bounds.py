@@ -152,3 +152,18 @@ def _pointer(pattern: tuple[object, ...]) -> str:
 def _resolve(references: list[ImageRef]) -> Mapping[ImageRef, Resolution]:
     platforms = frozenset({Platform("linux", "amd64")})
     return {r: Resolution(r, platforms, "sha256:" + "0" * 64) for r in references}
+
+
+def test_a_scan_that_meets_its_bound_before_any_field_still_warns() -> None:
+    """Past the bound nothing is read: a resource whose first quarter million nodes hold no
+    pod-shaped field is said to be unscanned, not passed over in silence."""
+    items = "".join(f"    - {{name: n{i}}}\n" for i in range(1_000))
+    references = "".join(f"  r{i}: *items\n" for i in range(200))
+    text = (
+        "apiVersion: acme.example/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n"
+        f"  items: &items\n{items}{references}  image: registry.example/app:1.0\n"
+    )
+    result = mutate_text(text, resolve=_resolve)
+    (warning,) = [f for f in result.findings if f.rule == UNKNOWN_POD_KIND]
+    assert "a scan met its bound before it knew" in warning.message
+    assert "the scan of the resource stopped after" in warning.message
