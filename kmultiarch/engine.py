@@ -74,14 +74,14 @@ from kmultiarch.core.scope import (
     resources_in,
 )
 from kmultiarch.core.unknownkinds import (
-    PodShapedField,
+    FieldScan,
     crd_schemas,
     is_crd,
     may_be_pod_shaped,
     may_define_kinds,
     needs_scan,
-    pod_shaped_fields,
-    schema_fields,
+    scan_resource,
+    scan_schema,
     schema_for,
     unknown_pod_kind,
 )
@@ -431,7 +431,10 @@ def run_documents(
     Every finding of the run is made here, once, and located on the line of the field it is
     about (the pod spec, the container's image)."""
     policy = with_node_pools(documents, policy)
-    candidates = list(_candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
+    malformed_items: list[Finding] = []
+    candidates = list(
+        _candidate_pods(documents, policy.scope, namespace or DEFAULT_NAMESPACE, malformed_items)
+    )
     references: list[ImageRef] = []
     volumes: set[ImageRef] = set()
     programs: set[ImageRef] = set()
@@ -495,6 +498,7 @@ def run_documents(
                     )
                 )
     findings.extend(_pins_left_findings(sources, outcomes))
+    findings.extend(malformed_items)
     findings.extend(drift_findings(documents, policy.scheduling))
     findings.extend(unknown_kind_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
     findings.extend(_injection_findings(documents, policy.scope, namespace or DEFAULT_NAMESPACE))
@@ -508,8 +512,10 @@ def _candidate_pods(
     documents: Mapping[str, list[SourceDocument]],
     scope: ScopePolicy,
     default_namespace: str = DEFAULT_NAMESPACE,
+    malformed_items: list[Finding] | None = None,
 ) -> Iterable[PodOutcome]:
-    """Every pod spec, with its images parsed; excluded and opted-out pods marked as such."""
+    """Every pod spec, with its images parsed; excluded and opted-out pods marked as such.
+    The warnings of items that are no pod specs (core.workloads) go to ``malformed_items``."""
     operators = scope.operators
     namespaces = _namespaces(documents) if _needs_namespaces(scope) else {}
     related = _related_index(documents, operators)
@@ -522,9 +528,19 @@ def _candidate_pods(
             if document.value is None:
                 continue
             for workload in _workloads(document, operators, related):
+                if workload.malformed_items and malformed_items is not None:
+                    in_scope = not _out_of_scope(
+                        workload, {}, scope, namespaces, default_namespace
+                    ) and not is_skipped(workload)
+                    malformed_items.extend(
+                        _malformed_item(source, document, workload, path, message)
+                        for path, message in (workload.malformed_items if in_scope else ())
+                    )
                 for target in workload.targets:
                     status: PodStatus = "ok"
-                    if _out_of_scope(workload, target, scope, namespaces, default_namespace):
+                    if _out_of_scope(
+                        workload, target.annotations, scope, namespaces, default_namespace
+                    ):
                         status = "excluded"
                     elif is_skipped(workload, target):
                         status = "skipped"
@@ -552,6 +568,27 @@ def _candidate_pods(
                         images,
                         status,
                     )
+
+
+def _malformed_item(
+    source: str,
+    document: SourceDocument,
+    workload: Workload,
+    path: tuple[str | int, ...],
+    message: str,
+) -> Finding:
+    return Finding(
+        MALFORMED_FIELD,
+        "warning",
+        message,
+        path=path,
+        source=source,
+        document_index=document.index,
+        line=document.start_line,
+        resource=ResourceRef(
+            workload.api_version, workload.kind, workload.name, workload.namespace
+        ),
+    )
 
 
 def with_node_pools(documents: Mapping[str, list[SourceDocument]], policy: Policy) -> Policy:
@@ -605,20 +642,26 @@ def unknown_kind_findings(
                 for path, resource in resources_in(value)
                 if _scanned_type(resource, operators, scope, default_namespace)
             )
-    found_in = [(entry, pod_shaped_fields(entry[3])) for entry in scanned]
-    found_in = [(entry, fields) for entry, fields in found_in if fields]
+    found_in = [(entry, scan_resource(entry[3])) for entry in scanned]
+    found_in = [(entry, scan) for entry, scan in found_in if scan.fields or scan.stopped]
     kinds = sorted({str(resource["kind"]) for (*_, resource), _ in found_in})
     schemas = _crd_schemas(documents, kinds) if kinds else {}
-    declared: dict[tuple[str, str, str], list[PodShapedField]] = {}
+    declared: dict[tuple[str, str, str], FieldScan] = {}
     findings: list[Finding] = []
-    for (source, document, path, resource), fields in found_in:
+    for (source, document, path, resource), scan in found_in:
         api_version, kind = str(resource["apiVersion"]), str(resource["kind"])
         group_kind = (api_group(api_version), kind)
         schema = schema_for(schemas[group_kind], api_version) if group_kind in schemas else None
         key = (*group_kind, api_version)
         if schema is not None and key not in declared:
-            declared[key] = schema_fields(schema)
-        found = unknown_pod_kind(resource, fields, declared.get(key, ()))
+            declared[key] = scan_schema(schema)
+        schema_scan = declared.get(key, FieldScan(()))
+        found = unknown_pod_kind(
+            resource,
+            scan.fields,
+            schema_scan.fields,
+            scans_stopped=[note for note in (scan.stopped, schema_scan.stopped) if note],
+        )
         if found is None:
             continue
         findings.append(
@@ -630,7 +673,7 @@ def unknown_kind_findings(
                 document_index=document.index,
                 line=document.start_line,
                 resource=ResourceRef.of(resource),
-                path=(*path, *found.fields[0].path),
+                path=(*path, *(found.fields[0].path if found.fields else ())),
                 suggestion=found.suggestion,
             )
         )
@@ -826,7 +869,7 @@ def _namespaces(documents: Mapping[str, list[SourceDocument]]) -> dict[str, Name
 
 def _out_of_scope(
     workload: Workload,
-    target: PodTarget,
+    template_annotations: Mapping[str, object],
     scope: ScopePolicy,
     namespaces: Mapping[str, NamespaceInfo],
     default_namespace: str = DEFAULT_NAMESPACE,
@@ -846,7 +889,7 @@ def _out_of_scope(
     if scope.mode == "optIn":
         return not is_enabled(
             workload.annotations,
-            target.annotations,
+            template_annotations,
             namespace.annotations if namespace is not None else {},
         )
     return False

@@ -36,7 +36,10 @@ from kmultiarch.errors import InvalidReferenceError
 
 __all__ = [
     "BUILT_IN_GROUPS",
+    "MAX_ENTRY_PATHS",
+    "MAX_SCANNED_NODES",
     "NOT_POD_MAKERS",
+    "FieldScan",
     "PodShapedField",
     "UnknownPodKind",
     "crd_schemas",
@@ -46,6 +49,8 @@ __all__ = [
     "may_define_kinds",
     "needs_scan",
     "pod_shaped_fields",
+    "scan_resource",
+    "scan_schema",
     "schema_fields",
     "schema_for",
     "suggested_entry",
@@ -125,6 +130,15 @@ _SKIPPED_TOP = frozenset({"apiVersion", "kind", "metadata", "status"})
 _NOT_CONTAINER_IMAGES = frozenset({"rbd"})
 #: Deep enough for any real resource or schema; a bound on hostile nesting.
 _MAX_DEPTH = 64
+#: Nodes one scan of a resource (or of a CRD's schema) visits at most: about ten times the
+#: largest object of the corpora (an Argo CD CRD, 23,629 nodes), so that a resource whose
+#: aliases expand it (up to the reader's million visits) is not walked for seconds. The scan
+#: stops there, and the warning says so.
+MAX_SCANNED_NODES = 250_000
+#: Distinct paths (placements and images, list items as ``*``) an entry is made of at most:
+#: real ones have a few dozen; an image that goes with no placement is listed under every
+#: one, so the entry grows as placements times images.
+MAX_ENTRY_PATHS = 128
 
 #: Text that any pod-shaped content has: a key named like one (quoted or not, YAML or JSON),
 #: each pattern led by its word (a literal prefix the regular expression engine finds fast). A
@@ -192,19 +206,54 @@ class PodShapedField:
     kind: FieldKind
 
 
+@dataclass(frozen=True)
+class FieldScan:
+    """The pod-shaped fields a scan found, in document order, and why it stopped before the
+    end (:data:`MAX_SCANNED_NODES`), if it did."""
+
+    fields: tuple[PodShapedField, ...]
+    stopped: str | None = None
+
+
+class _Budget:
+    """The nodes a scan may still visit."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_SCANNED_NODES
+
+    def spend(self) -> bool:
+        """Count a visit; False once the budget is spent."""
+        self.left -= 1
+        return self.left >= 0
+
+    def stopped(self, what: str) -> str | None:
+        if self.left >= 0:
+            return None
+        return f"the scan of {what} stopped after {MAX_SCANNED_NODES:,} nodes (aliases expand it)"
+
+
 def pod_shaped_fields(resource: Mapping[str, object]) -> list[PodShapedField]:
+    """The pod-shaped fields of a resource (:func:`scan_resource`'s)."""
+    return list(scan_resource(resource).fields)
+
+
+def scan_resource(resource: Mapping[str, object]) -> FieldScan:
     """The pod-shaped fields of a resource, in document order: pod specs (a ``containers``
     list of objects naming an ``image``, or a ``template.spec`` with ``containers``; its inside
     belongs to it and is not listed), image fields (a string that is an image reference, named
     ``image``, ``imageName``, ``*Image`` or ``*ImageName``), and the scheduling fields
     ``affinity`` (a core Affinity), a bare ``nodeAffinity``, ``tolerations`` (a list of
     tolerations) and ``nodeSelector`` (labels, not a label selector). ``metadata`` and
-    ``status`` are not read."""
+    ``status`` are not read. Each node is visited once (each path, when aliases share one),
+    :data:`MAX_SCANNED_NODES` at most."""
     found: list[PodShapedField] = []
+    budget = _Budget()
     for key, value in resource.items():
         if isinstance(key, str) and key not in _SKIPPED_TOP:
-            _scan(key, value, (key,), found, 1)
-    return found
+            _scan(key, value, (key,), found, 1, budget)
+    return FieldScan(tuple(found), budget.stopped("the resource"))
 
 
 def _scan(
@@ -213,8 +262,9 @@ def _scan(
     path: tuple[str | int, ...],
     found: list[PodShapedField],
     depth: int,
+    budget: _Budget,
 ) -> None:
-    if depth > _MAX_DEPTH or key in _NOT_CONTAINER_IMAGES:
+    if depth > _MAX_DEPTH or key in _NOT_CONTAINER_IMAGES or not budget.spend():
         return
     kind = _field_kind(key, value)
     if kind is not None:
@@ -226,11 +276,11 @@ def _scan(
             return
         for child_key, child in value.items():
             if isinstance(child_key, str):
-                _scan(child_key, child, (*path, child_key), found, depth + 1)
+                _scan(child_key, child, (*path, child_key), found, depth + 1, budget)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, Mapping):
-                _scan("", item, (*path, index), found, depth + 1)
+                _scan("", item, (*path, index), found, depth + 1, budget)
 
 
 def _field_kind(key: str, value: object) -> FieldKind | None:
@@ -330,19 +380,25 @@ def schema_for(
 
 
 def schema_fields(schema: Mapping[str, object]) -> list[PodShapedField]:
+    """The pod-shaped properties of a CRD's schema (:func:`scan_schema`'s)."""
+    return list(scan_schema(schema).fields)
+
+
+def scan_schema(schema: Mapping[str, object]) -> FieldScan:
     """The pod-shaped properties of a CRD's ``openAPIV3Schema``, as patterns (``*`` for every
     item of an array or value of a map): objects shaped as a PodSpec (``containers``, an array
     of objects with an ``image``; their inside is the pod's), string properties named as
     images, ``affinity`` and bare ``nodeAffinity`` objects, ``tolerations`` arrays and
     ``nodeSelector`` maps. A subtree of unknown fields (``x-kubernetes-preserve-unknown-fields``
-    without properties) shows nothing."""
+    without properties) shows nothing. :data:`MAX_SCANNED_NODES` visited at most."""
     found: list[PodShapedField] = []
+    budget = _Budget()
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         for key, child in properties.items():
             if isinstance(key, str) and key not in _SKIPPED_TOP and isinstance(child, Mapping):
-                _scan_schema(key, child, (key,), found, 1)
-    return found
+                _scan_schema(key, child, (key,), found, 1, budget)
+    return FieldScan(tuple(found), budget.stopped("its CRD's schema"))
 
 
 def _scan_schema(
@@ -351,8 +407,9 @@ def _scan_schema(
     path: tuple[str | int, ...],
     found: list[PodShapedField],
     depth: int,
+    budget: _Budget,
 ) -> None:
-    if depth > _MAX_DEPTH or key in _NOT_CONTAINER_IMAGES:
+    if depth > _MAX_DEPTH or key in _NOT_CONTAINER_IMAGES or not budget.spend():
         return
     kind = _schema_field_kind(key, schema)
     if kind is not None:
@@ -365,11 +422,11 @@ def _scan_schema(
             return
         for child_key, child in properties.items():
             if isinstance(child_key, str) and isinstance(child, Mapping):
-                _scan_schema(child_key, child, (*path, child_key), found, depth + 1)
+                _scan_schema(child_key, child, (*path, child_key), found, depth + 1, budget)
     for nested in ("items", "additionalProperties"):
         child = schema.get(nested)
         if isinstance(child, Mapping):
-            _scan_schema("", child, (*path, WILDCARD), found, depth + 1)
+            _scan_schema("", child, (*path, WILDCARD), found, depth + 1, budget)
 
 
 def _schema_field_kind(key: str, schema: Mapping[str, object]) -> FieldKind | None:
@@ -429,6 +486,9 @@ class UnknownPodKind:
     guessed: bool
     #: The kind's CRD in the stream contributed to the entry.
     from_schema: bool
+    #: The bounds the scan or the entry met (:data:`MAX_SCANNED_NODES`,
+    #: :data:`MAX_ENTRY_PATHS`): the entry may miss what lies beyond.
+    bounds_met: tuple[str, ...] = ()
 
     @property
     def suggestion(self) -> str:
@@ -440,7 +500,9 @@ class UnknownPodKind:
         the resource's path in it), that its pods are not judged, and the entry."""
         group = api_group(self.api_version) or "core"
         shown = list(iter_fields_text([_prefixed(f, prefix) for f in self.fields]))
-        if not shown:
+        if not shown and not self.from_schema:
+            found = "it may hold what pods are made of (a scan met its bound before it knew)"
+        elif not shown:
             found = "its CRD in the stream declares what pods are made of"
         else:
             found = f"it holds what pods are made of ({', '.join(shown)})"
@@ -452,6 +514,8 @@ class UnknownPodKind:
             if self.guessed
             else ""
         )
+        if self.bounds_met:
+            guess += f" ({'; '.join(self.bounds_met)}: the entry may be incomplete)"
         return (
             f"{group} {self.kind} is a kind kmultiarch does not know (neither the operators' "
             f"catalogue nor spec.podSpecs), yet {found}: the pods its operator makes are left "
@@ -469,12 +533,15 @@ def unknown_pod_kind(
     resource: Mapping[str, object],
     fields: Sequence[PodShapedField] | None = None,
     declared: Sequence[PodShapedField] = (),
+    *,
+    scans_stopped: Sequence[str] = (),
 ) -> UnknownPodKind | None:
     """What makes ``resource`` look like it makes pods, and the entry to declare its kind;
-    None when nothing does. ``fields``: its :func:`pod_shaped_fields`, when known already;
-    ``declared``: the :func:`schema_fields` of its kind's CRD, which add to the entry (a CRD
-    alone warns of nothing: it is the resource that makes pods). The caller decides that its
-    kind is one to scan (:func:`needs_scan`)."""
+    None when nothing does. ``fields``: its :func:`scan_resource` fields, when known already
+    (then ``scans_stopped`` says which scans met their bound); ``declared``: the
+    :func:`scan_schema` fields of its kind's CRD, which add to the entry (a CRD alone warns of
+    nothing: it is the resource that makes pods). The caller decides that its kind is one to
+    scan (:func:`needs_scan`)."""
     api_version, kind = resource.get("apiVersion"), resource.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
@@ -484,12 +551,35 @@ def unknown_pod_kind(
         str(annotations.get("config.kubernetes.io/local-config", "")).lower() == "true"
     ):
         return None  # never applied to a cluster
+    bounds_met = [*scans_stopped]
     if fields is None:
-        fields = pod_shaped_fields(resource)
-    if not is_substantial(fields, resource):
-        return None
-    entry, guessed = suggested_entry(api_version, kind, [*fields, *declared])
-    return UnknownPodKind(api_version, kind, tuple(fields), entry, guessed, bool(declared))
+        scan = scan_resource(resource)
+        fields = scan.fields
+        bounds_met.extend(filter(None, [scan.stopped]))
+    if not is_substantial(fields, resource) and not bounds_met:
+        return None  # a scan that stopped short of any field still says so: it may miss them
+    in_entry, paths = _within_entry_bound([*fields, *declared])
+    if paths > MAX_ENTRY_PATHS:
+        bounds_met.append(f"the entry holds the first {MAX_ENTRY_PATHS} of its {paths} paths")
+    entry, guessed = suggested_entry(api_version, kind, in_entry)
+    return UnknownPodKind(
+        api_version, kind, tuple(fields), entry, guessed, bool(declared), tuple(bounds_met)
+    )
+
+
+def _within_entry_bound(fields: Sequence[PodShapedField]) -> tuple[list[PodShapedField], int]:
+    """The fields that make the first :data:`MAX_ENTRY_PATHS` distinct paths of the entry
+    (placements, and images, list items as ``*``), and how many distinct paths all make."""
+    paths: dict[tuple[bool, Pointer], None] = {}
+    kept: list[PodShapedField] = []
+    for found in fields:
+        pattern = _pattern(found.path)
+        if found.kind not in ("pod-spec", "image"):
+            pattern = pattern[:-1]  # a scheduling field: its holder is the placement
+        paths.setdefault((found.kind == "image", pattern), None)
+        if len(paths) <= MAX_ENTRY_PATHS:
+            kept.append(found)
+    return kept, len(paths)
 
 
 def suggested_entry(
@@ -498,16 +588,16 @@ def suggested_entry(
     fields: Sequence[PodShapedField],
 ) -> tuple[dict[str, object], bool]:
     """The ``spec.podSpecs`` entry for these fields (concrete or patterns), and whether its
-    placement is a guess."""
+    placement is a guess. Linear in the fields and the entry (paths are at most
+    ``_MAX_DEPTH`` long)."""
     placements: dict[Pointer, dict[str, object]] = {}
-    images: list[Pointer] = []
+    images: dict[Pointer, None] = {}  # in order, each once
     for found in fields:
         pattern = _pattern(found.path)
         if found.kind == "pod-spec":
             placements.setdefault(pattern, {"podSpec": True})["podSpec"] = True
         elif found.kind == "image":
-            if pattern not in images:
-                images.append(pattern)
+            images.setdefault(pattern, None)
         else:
             holder = placements.setdefault(pattern[:-1], {})
             if found.kind == "nodeAffinity":
@@ -518,16 +608,17 @@ def suggested_entry(
                 holder["advanced"] = True
     guessed = not placements
     if guessed:
-        placements.update((path, {}) for path in _guessed_placements(images))
+        placements.update((path, {}) for path in _guessed_placements(list(images)))
+    attached = _attached_images(list(images), placements)
     entries: list[dict[str, object]] = []
     for path, traits in placements.items():
         placement: dict[str, object] = {"path": _pointer(path)}
-        attached = [image for image in images if _attached(image, path, placements)]
+        with_it = attached[path]
         if traits.get("podSpec"):
             placement["podSpec"] = True
-            attached = [image for image in attached if image[: len(path)] != path]
-        if attached:
-            placement["images"] = [_pointer(image) for image in attached]
+            with_it = [image for image in with_it if image[: len(path)] != path]
+        if with_it:
+            placement["images"] = [_pointer(image) for image in with_it]
         # An object named affinity that holds tolerations or a nodeSelector is no core Affinity
         # (CloudNativePG's spec.affinity): its nodeAffinity is bare.
         bare = traits.get("bare") or path[-1:] == ("affinity",)
@@ -543,15 +634,34 @@ def _pattern(path: Sequence[str | int]) -> Pointer:
     return tuple(WILDCARD if isinstance(token, int) else token for token in path)
 
 
-def _attached(image: Pointer, placement: Pointer, placements: Mapping[Pointer, object]) -> bool:
-    """An image goes with a placement it sits above (``/spec/image`` for ``/spec/driver``) or
-    below (``/spec/driver/image``); one that goes with no placement goes with every one."""
+def _attached_images(
+    images: Sequence[Pointer], placements: Mapping[Pointer, object]
+) -> dict[Pointer, list[Pointer]]:
+    """Placement -> the images that go with it, in the images' order. An image goes with a
+    placement it sits above (``/spec/image`` for ``/spec/driver``) or below
+    (``/spec/driver/image``); one that goes with no placement goes with every one.
 
-    def related(path: Pointer) -> bool:
+    Placements are indexed by each of their prefixes, so that the placements below an image's
+    holder are one lookup and those above it one per prefix of the holder: linear, where
+    comparing every image with every placement (twice) was cubic."""
+    below: dict[Pointer, list[Pointer]] = {}
+    for path in placements:
+        for end in range(len(path) + 1):
+            below.setdefault(path[:end], []).append(path)
+    related: dict[Pointer, list[int]] = {path: [] for path in placements}
+    with_none: list[int] = []
+    for position, image in enumerate(images):
         holder = image[:-1]
-        return path[: len(holder)] == holder or holder[: len(path)] == path
-
-    return related(placement) or not any(related(other) for other in placements)
+        goes_with = {holder[:end] for end in range(len(holder)) if holder[:end] in placements}
+        goes_with.update(below.get(holder, ()))
+        if not goes_with:
+            with_none.append(position)
+        for path in goes_with:
+            related[path].append(position)
+    return {
+        path: [images[position] for position in sorted([*positions, *with_none])]
+        for path, positions in related.items()
+    }
 
 
 def _guessed_placements(images: Sequence[Pointer]) -> list[Pointer]:

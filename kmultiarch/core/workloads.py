@@ -211,6 +211,10 @@ class Workload:
     targets: tuple[PodTarget, ...]
     #: ``metadata.generateName`` of a resource that has no ``metadata.name`` (an Argo Workflow).
     generate_name: str = ""
+    #: Items a placement's ``*`` meets that are not objects (numbers in a list of node sets):
+    #: no pod specs, one warning per placement: (path of the first, from the document root,
+    #: what is wrong).
+    malformed_items: tuple[tuple[Path, str], ...] = ()
 
     @property
     def display_name(self) -> str:
@@ -270,15 +274,17 @@ def _walk(
     metadata = resource.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     entry = operators.get((group, kind))
+    malformed_items: list[tuple[Path, str]] = []
     if entry is not None:
         namespace = _string(metadata.get("namespace"))
         known = {target.path for target in targets}
+        placed, malformed_items = _placement_targets(resource, entry, path, namespace, related)
         targets.extend(
             target
-            for target in _placement_targets(resource, entry, path, namespace, related)
+            for target in placed
             if target.path not in known  # a path the built-in table has already
         )
-    if not targets:
+    if not targets and not malformed_items:
         return
     yield Workload(
         path,
@@ -289,6 +295,7 @@ def _walk(
         _annotations(resource),
         tuple(targets),
         "" if metadata.get("name") else _string(metadata.get("generateName")),
+        tuple(malformed_items),
     )
 
 
@@ -320,12 +327,19 @@ def _placement_targets(
     path: Path,
     namespace: str,
     related: Related | None,
-) -> Iterator[PodTarget]:
+) -> tuple[list[PodTarget], list[tuple[Path, str]]]:
     """A target per instance of each placement of ``entry`` in ``resource`` (at ``path`` in its
     document): its images from the pointers (and, for a pod spec, its containers), the
-    operator's own, and its defaults where the resource names none. A placement met with a
-    value of the wrong type is a target that cannot be placed (a warning names the field)."""
+    operator's own, and its defaults where the resource names none. A placement whose path
+    meets a field of the wrong type is a target that cannot be placed; one whose ``*`` meets
+    items that are not objects has no pod there. One warning per placement and resource names
+    the first such field, or item, and how many more there are: 50,000 numbers where a
+    placement's ``*`` expects objects are one warning, not 50,000 pods. And (path, message)
+    of those items."""
+    targets: list[PodTarget] = []
+    malformed_items: list[tuple[Path, str]] = []
     seen: set[ConcretePath] = set()
+    wrong_images: set[Path] = set()
     api_version = resource.get("apiVersion")
     blocked = blocked_by_position(resource, entry.placements)
     images_from = _images_view(entry, resource)
@@ -334,27 +348,27 @@ def _placement_targets(
             continue  # a field of another version of the API, or pods the operator never makes
         in_use = _items_in_use(placement, resource)
         instances, wrong = _instances(resource, placement)
-        for wrong_path, value in wrong:
-            if wrong_path in seen:
-                continue
-            seen.add(wrong_path)
-            field_path = format_field_path(wrong_path)
-            yield PodTarget(
-                (*path, *wrong_path),
-                {},
-                (),
-                {},
-                placement=placement,
-                malformed=(
-                    (
-                        (*path, *wrong_path),
-                        f"{field_path} is {type_name(value)} where the operator reads "
-                        f"{_expected(placement, len(wrong_path))} (placement "
-                        f"{format_field_path(placement.path)}): its pods are left as they are",
-                    ),
-                ),
-                placeable=False,
+        fields, items = _wrong_fields_and_items(placement, wrong, seen)
+        for position, (wrong_path, value) in enumerate(fields):
+            message = _wrong_type(placement, wrong_path, value, len(fields), "its pods are")
+            targets.append(
+                PodTarget(
+                    (*path, *wrong_path),
+                    {},
+                    (),
+                    {},
+                    placement=placement,
+                    # The first carries the placement's one warning; all are pods not placed.
+                    malformed=(((*path, *wrong_path), message),) if position == 0 else (),
+                    placeable=False,
+                )
             )
+        if items:
+            first, value = items[0]
+            message = _wrong_type(
+                placement, first, value, len(items), "they are no pod specs, and are"
+            )
+            malformed_items.append(((*path, *first), message))
         for holder_path, holder, missing in instances:
             if holder_path in seen:
                 continue  # a policy entry restating a built-in placement
@@ -379,6 +393,9 @@ def _placement_targets(
                 ContainerImage((), "the operator's container", image, added_by="operator")
                 for image in (in_use or {}).get(holder_path, ())
             )
+            # An image field read by every instance is said once for the resource.
+            malformed = [item for item in malformed if item[0] not in wrong_images]
+            wrong_images.update(item[0] for item in malformed)
             defaults = [resolved_default(resource, image) for image in entry.default_images]
             if chosen and defaults and None not in defaults:
                 containers.extend(
@@ -411,22 +428,58 @@ def _placement_targets(
             if _takes_all_from_shared(placement, read_only):
                 continue  # its pods are placed by the shared object alone: judged there
             template = _template_of(resource, holder_path) if placement.pod_spec else {}
-            yield PodTarget(
-                (*path, *holder_path),
-                holder,
-                tuple(containers),
-                _annotations(template),
-                scheduling_view(inherited, placement.shape),
-                placement=placement,
-                missing=missing,
-                chosen_by_operator=tuple(chosen),
-                labels=_labels(template),
-                malformed=tuple(malformed),
-                read_only=read_only,
-                withheld=withheld | _unwritten_shared(entry, placement, read_only),
-                affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
-                unwritable=unwritable,
+            targets.append(
+                PodTarget(
+                    (*path, *holder_path),
+                    holder,
+                    tuple(containers),
+                    _annotations(template),
+                    scheduling_view(inherited, placement.shape),
+                    placement=placement,
+                    missing=missing,
+                    chosen_by_operator=tuple(chosen),
+                    labels=_labels(template),
+                    malformed=tuple(malformed),
+                    read_only=read_only,
+                    withheld=withheld | _unwritten_shared(entry, placement, read_only),
+                    affinity_defaults=affinity_defaults(resource, placement, holder_path, holder),
+                    unwritable=unwritable,
+                )
             )
+    return targets, malformed_items
+
+
+def _wrong_fields_and_items(
+    placement: Placement,
+    wrong: list[tuple[ConcretePath, object]],
+    seen: set[ConcretePath],
+) -> tuple[list[tuple[ConcretePath, object]], list[tuple[ConcretePath, object]]]:
+    """The values of the wrong type a placement's path met (each once for the resource), as
+    fields (named by the path: the pods exist, and cannot be placed) and items (matched by a
+    ``*``: no pods at all)."""
+    fields: list[tuple[ConcretePath, object]] = []
+    items: list[tuple[ConcretePath, object]] = []
+    for wrong_path, value in wrong:
+        if wrong_path in seen:
+            continue
+        seen.add(wrong_path)
+        # Paths are walked a token at a time: the last token of the path is the one matched.
+        by_wildcard = bool(wrong_path) and placement.path[len(wrong_path) - 1] == WILDCARD
+        (items if by_wildcard else fields).append((wrong_path, value))
+    return fields, items
+
+
+def _wrong_type(
+    placement: Placement, wrong_path: ConcretePath, value: object, count: int, outcome: str
+) -> str:
+    """The warning of a placement that meets ``count`` values of the wrong type, the first at
+    ``wrong_path``."""
+    more = f", and so are {count - 1:,} more like it" if count > 1 else ""
+    return (
+        f"{format_field_path(wrong_path)} is {type_name(value)} where the operator reads "
+        f"{_expected(placement, len(wrong_path))} (placement "
+        f"{format_field_path(placement.path)}){more}: {outcome} left as they are"
+    )
 
 
 _ARCH_LABEL = "kubernetes.io/arch"
@@ -894,11 +947,11 @@ def _given(field_name: str, value: object) -> bool:
     return isinstance(value, Mapping | list) and len(value) > 0
 
 
-def is_skipped(workload: Workload, target: PodTarget) -> bool:
+def is_skipped(workload: Workload, target: PodTarget | None = None) -> bool:
     """The opt-out annotation, on the workload or on its pod template."""
     return any(
         str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
-        for annotations in (workload.annotations, target.annotations)
+        for annotations in (workload.annotations, target.annotations if target else {})
     )
 
 

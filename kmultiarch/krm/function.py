@@ -22,11 +22,23 @@ from kmultiarch.core.policyschema import SPEC, ConfigMapForm, policy_from_object
 from kmultiarch.core.pullsecrets import pull_secret_configs
 from kmultiarch.core.schema import Where
 from kmultiarch.engine import EngineResult, run_documents, summarise
-from kmultiarch.errors import InputError, KeyPath, PolicyError, format_field_path
+from kmultiarch.errors import (
+    InputError,
+    KeyPath,
+    ManifestStreamError,
+    PolicyError,
+    format_field_path,
+)
 from kmultiarch.io.inputs import MAX_INPUT_BYTES
 from kmultiarch.run.config import RunConfig
 from kmultiarch.run.session import ProgressFactory, Session
-from kmultiarch.yaml.stream import MAX_DOCUMENT_BYTES, InputSource, SourceDocument, read_stream
+from kmultiarch.yaml.stream import (
+    MAX_DOCUMENT_BYTES,
+    InputSource,
+    SourceDocument,
+    read_single_document,
+    read_stream,
+)
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -155,11 +167,12 @@ def _configmap_value(text: str, form: ConfigMapForm, where: Where) -> object:
         return [item.strip() for item in text.split(",") if item.strip()]
     if form == "string":
         return text.strip()
-    import yaml
-
+    # The reader of policy files (and manifests), not a bare yaml.load: a self-referential
+    # alias (``&a [*a]``) gives a cyclic value that reading the spec would walk for ever, and
+    # duplicate keys, tags, depth and alias bombs are refused here as in a policy file.
     try:
-        return yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
+        return read_single_document(text, "the value")
+    except ManifestStreamError as exc:
         raise where.error(f"not valid YAML/JSON: {exc}") from exc
 
 

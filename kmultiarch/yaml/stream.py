@@ -1,7 +1,8 @@
 """Read multi-document YAML streams fast, keeping each document's exact text.
 
-The stream is cut into document segments on marker lines (``---`` and ``...`` at column 0, which
-YAML forbids inside any scalar, so a line-based cut is exact). Each segment is composed by
+The stream is cut into document segments, one for each document libyaml reads
+(:mod:`kmultiarch.yaml.segments`: on marker lines, ``---`` and ``...`` at column 0, which YAML
+forbids inside any scalar, and on directives libyaml's scanner finds). Each segment is composed by
 libyaml (PyYAML's ``CParser``), which gives nodes with character positions into the segment;
 one Python pass over the nodes then builds the plain value and checks what Kubernetes would
 refuse or what could hurt us (duplicate keys, non-standard tags, alias bombs). Concatenating the
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from kmultiarch.errors import ManifestStreamError
+from kmultiarch.yaml.segments import LINE_BREAK, has_exotic_line_breaks, split_segments
 
 __all__ = [
     "MAX_DEPTH",
@@ -69,15 +70,6 @@ _STRING_LIKE_TAGS = frozenset(
     }
 )
 
-# A document marker: ``---`` or ``...`` at the start of a line, then white space or the end.
-_MARKER_FOLLOWERS = frozenset(" \t\r\n\x85\u2028\u2029")
-# Lines with no content: blank, comments, directives, document markers without content.
-_NO_CONTENT = re.compile(
-    r"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|[\r\n]|\Z)"
-    r"|%[^\r\n]*(?:\r\n|[\r\n]|\Z)"
-    r"|(?:---|\.\.\.)[ \t]*(?:#[^\r\n]*)?(?:\r\n|[\r\n]|\Z))*\Z"
-)
-_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
 # Characters YAML does not allow in a stream (C0 and C1 controls but tab and line breaks).
 _NOT_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
 _DEEP_INDENT = " " * 256
@@ -481,7 +473,7 @@ def read_stream(
     documents: list[SourceDocument] = []
     line = 1
     with cyclic_gc_paused():
-        for index, segment in enumerate(_split_segments(text)):
+        for index, segment in enumerate(split_segments(text, exotic_breaks)):
             proven = provable_type(segment) if lazy_types is not None else None
             if proven is not None and lazy_types is not None and lazy_types(*proven):
                 reader.check_size(segment, index, line)
@@ -533,64 +525,8 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 def _count_line_breaks(text: str, exotic_breaks: bool) -> int:
     if exotic_breaks:
-        return sum(1 for _ in _LINE_BREAK.finditer(text))
+        return sum(1 for _ in LINE_BREAK.finditer(text))
     return text.count("\n")
-
-
-def _markers(text: str) -> list[tuple[int, str]]:
-    """Positions of document markers, in order (substring search: a regular expression takes
-    twenty times longer on a large stream)."""
-    breaks = ("\n", "\r", "\x85", "\u2028", "\u2029") if has_exotic_line_breaks(text) else ("\n",)
-    found: list[tuple[int, str]] = []
-    for marker in ("---", "..."):
-        candidates = [0] if text.startswith(marker) else []
-        for line_break in breaks:
-            needle = line_break + marker
-            position = text.find(needle)
-            while position >= 0:
-                candidates.append(position + 1)
-                position = text.find(needle, position + 1)
-        for start in candidates:
-            after = text[start + 3 : start + 4]
-            if after == "" or after in _MARKER_FOLLOWERS:
-                found.append((start, marker))
-    found.sort()
-    return found
-
-
-def _split_segments(text: str) -> list[str]:
-    """Cut the stream before each ``---`` line and after each ``...`` line.
-
-    A piece with no content that does not start with ``---`` (comments or directives before
-    the first ``---``, or between ``...`` and ``---``) goes with the document that follows it
-    (directives must), or with the one before it at the end of the stream.
-    """
-    cuts = [0]
-    for start, marker in _markers(text):
-        if marker == "---":
-            cut = start
-        else:
-            next_break = _LINE_BREAK.search(text, start + 3)
-            cut = len(text) if next_break is None else next_break.end()
-        if cut != cuts[-1]:
-            cuts.append(cut)
-    if cuts[-1] != len(text):
-        cuts.append(len(text))
-    segments: list[str] = []
-    pending = ""
-    for start, end in itertools.pairwise(cuts):
-        piece = pending + text[start:end]
-        pending = ""
-        if not piece.startswith("---") and _NO_CONTENT.match(piece):
-            pending = piece
-            continue
-        segments.append(piece)
-    if pending:
-        if segments:
-            segments[-1] += pending
-        else:
-            segments.append(pending)
-    return segments
 
 
 class _ComposingLoader(CParser):
@@ -769,13 +705,6 @@ def _has_deep_indentation(text: str) -> bool:
         or "\n" + _DEEP_INDENT in text
         or ("\r" in text and "\r" + _DEEP_INDENT in text)
     )
-
-
-def has_exotic_line_breaks(text: str) -> bool:
-    """Whether ``text`` has line breaks other than LF and CRLF (CR alone, NEL, LS, PS)."""
-    if "\x85" in text or "\u2028" in text or "\u2029" in text:
-        return True
-    return "\r" in text and text.count("\r") != text.count("\r\n")
 
 
 def _parse_events(text: str) -> Iterator[yaml.Event]:

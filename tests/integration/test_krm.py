@@ -7,6 +7,7 @@ installed. Images are ``registry.test/<key>:1.0``, mirrored to the test registry
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 import sys
 import tomllib
@@ -333,6 +334,45 @@ def test_an_invalid_function_config_is_an_error_result(
     assert results[0]["severity"] == "error"
     assert results[0]["message"].startswith(expected), results[0]["message"]
     assert expected in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # A self-referential alias: read with a bare yaml.load it gave a cyclic list that
+        # reading the spec walked for ever (issue 36).
+        ('"&a [*a]"', "an alias refers to a collection that contains it (a cycle)"),
+        # An alias bomb: nine levels of ten aliases would expand to 10**9 items.
+        (
+            json.dumps(
+                "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n"
+                + "".join(f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+            ),
+            "aliases expand to more than",
+        ),
+        ('"{matchLabels: {a: b}, matchLabels: {c: d}}"', "duplicate key 'matchLabels'"),
+    ],
+    ids=["self-referential-alias", "alias-bomb", "duplicate-key"],
+)
+def test_fn_does_not_hang_on_a_configmap_value_with_a_self_referential_alias(
+    env: dict[str, str], value: str, expected: str
+) -> None:
+    """A ConfigMap value is YAML read with the policy file's reader and its guards: the
+    function answers with an error result and exit 1 (the protocol's failure), never hangs."""
+    given = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fn}\n"
+        f"  data:\n    excludeNamespaceSelector: {value}\n"
+    )
+    result = run_kmultiarch(["fn"], env=env, stdin=given, timeout=30)
+    assert result.returncode == 1
+    assert items_text(result.stdout) == given
+    (error,) = results_of(result.stdout)
+    assert error["severity"] == "error"
+    assert error["message"].startswith(
+        "functionConfig: data.excludeNamespaceSelector: not valid YAML/JSON: "
+    ), error["message"]
+    assert expected in error["message"]
 
 
 def test_stdin_that_is_not_a_resource_list_is_refused(env: dict[str, str]) -> None:

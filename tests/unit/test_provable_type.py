@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from support.corpus import corpus_files
 
 from kmultiarch.errors import ManifestStreamError
-from kmultiarch.yaml.stream import _split_segments, provable_type, read_stream
+from kmultiarch.yaml.segments import split_segments
+from kmultiarch.yaml.stream import provable_type, read_stream
 
 CORPUS_FILES = corpus_files()
 
@@ -45,7 +46,7 @@ def _agrees(text: str) -> None:
 def _segments() -> list[str]:
     segments: list[str] = []
     for path in CORPUS_FILES:
-        segments.extend(_split_segments(path.read_text(encoding="utf-8")))
+        segments.extend(split_segments(path.read_text(encoding="utf-8")))
     return segments
 
 

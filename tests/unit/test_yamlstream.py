@@ -326,3 +326,87 @@ def test_dumped_streams_read_back(
     read = read_stream(text, "s")
     assert join_documents([document.text for document in read]) == text
     assert [document.value for document in read] == list(yaml.safe_load_all(text))
+
+
+def test_a_stream_with_two_empty_documents_after_a_document_end_and_a_comment_is_read() -> None:
+    """Issue 36: ``...``, a comment line, then ``---`` twice: libyaml reads two empty documents
+    after the first; the cutter put them in one segment, which libyaml then refused."""
+    text = "a: 1\n...\n# c\n---\n---\n"
+    documents = read_stream(text, "in.yaml")
+    assert [document.text for document in documents] == ["a: 1\n...\n", "# c\n---\n", "---\n"]
+    assert [document.value for document in documents] == list(
+        yaml.load_all(text, Loader=yaml.CSafeLoader)
+    )
+
+
+# Lines a stream is made of, for the comparison with libyaml: document markers (with content,
+# comments, tabs, and look-alikes that are not markers), directives, comments, blank lines, a
+# byte order mark, block and flow content, block scalars whose content could pose as markers.
+# ``{n}`` is the line's number, so that no mapping repeats a key (kmultiarch refuses those).
+_STREAM_LINES = [
+    "---",
+    "--- ",
+    "---\t# c",
+    "--- # c",
+    "--- v{n}",
+    "--- {{k{n}: 1}}",
+    "--- |",
+    "--- >-",
+    "...",
+    "... # c",
+    "....",
+    "----",
+    "...x",
+    "---x{n}: 1",
+    "# c",
+    "  # c",
+    "",
+    "  ",
+    "%YAML 1.1",
+    "%TAG !e! tag:example.com,2000:",
+    "%FOO bar",
+    "k{n}: 1",
+    "k{n}:",
+    "k{n}: |",
+    "  - x",
+    "- y{n}",
+    "  c{n}: 2",
+    "  text {n}",
+    " --- indented",
+    "bare{n}",
+    "[1,",
+    "2]",
+    "\ufeffk{n}: 1",
+    "\ufeff---",
+    "'q{n}",
+    "  ---'",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(_STREAM_LINES), max_size=10),
+    line_break=st.sampled_from(["\n", "\r\n", "\r", "\u2028"]),
+    final_break=st.booleans(),
+)
+def test_the_cutter_reads_every_stream_libyaml_reads(
+    lines: list[str], line_break: str, final_break: bool
+) -> None:
+    """Where libyaml (PyYAML's CSafeLoader, compose_all) reads a stream, the cutter reads it
+    too, into the same documents, and its segments give the input back byte for byte. (Where
+    libyaml refuses, the cutter may read more: kubectl's reader also cuts on marker lines.)"""
+    text = line_break.join(line.format(n=number) for number, line in enumerate(lines))
+    if final_break and text:
+        text += line_break
+    try:
+        expected = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        return
+    documents = read_stream(text, "in.yaml")
+    # A leading byte order mark is the one character not kept (read_stream drops it).
+    assert join_documents([document.text for document in documents]) == text.removeprefix("\ufeff")
+    values = [document.value for document in documents]
+    if expected:
+        assert values == expected
+    else:  # nothing but comments, directives or blank lines: at most one empty document
+        assert values in ([], [None])
