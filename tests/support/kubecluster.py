@@ -219,9 +219,9 @@ class KubeCluster:
     ca_file: Path = field(init=False)
     kubeconfig: Path = field(init=False)
     _daemons: list[_Daemon] = field(default_factory=list, repr=False)
-    _etcd_dir: Path | None = None
-    _client: httpx.Client | None = None
-    _resources: dict[tuple[str, str], _Resource] = field(default_factory=dict)
+    _etcd_dir: Path | None = field(default=None, repr=False)
+    _client: httpx.Client | None = field(default=None, repr=False)
+    _resources: dict[tuple[str, str], _Resource] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.ca_file = self.workdir / "ca.pem"
