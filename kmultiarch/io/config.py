@@ -11,7 +11,6 @@ from pathlib import Path
 from kmultiarch.core.lock import ImageLock, LockFileError, format_lock, lock_from_object
 from kmultiarch.core.policy import CONFIG_ENV, Policy
 from kmultiarch.core.policyschema import policy_from_object
-from kmultiarch.core.shellwords import shell_quote
 from kmultiarch.errors import ManifestStreamError, PolicyError
 from kmultiarch.io.inputs import write_atomically
 from kmultiarch.yaml.stream import read_single_document
@@ -89,6 +88,8 @@ def load_lock(path: str | Path, *, allow_pipe: bool = True) -> ImageLock:
     try:
         text = read_config_file(source, "lock file", allow_pipe=allow_pipe)
     except FileNotFoundError as exc:
+        from kmultiarch.core.shellwords import shell_quote  # only to say what to run
+
         raise LockFileError(
             f"{source}: lock file not found; create it with "
             f"`kmultiarch lock PATH... -o {shell_quote(source)}`"

@@ -49,7 +49,9 @@ ON_DEMAND = (
 )
 #: The bound on kmultiarch's own modules in a warm mutate (53 at the time of writing, the
 #: packages' __init__ modules included): a new module on the warm path must be worth raising it.
-MAX_OWN_MODULES = 56
+#: 57: the stream cutter's segments were split out of yaml/stream.py (issue 36 item 12), which
+#: kept it under the 1,000 lines a module may hold; the same code, one more file.
+MAX_OWN_MODULES = 57
 #: The packages not of the standard library a warm run may import: click (the command line),
 #: PyYAML (libyaml's parser) and diskcache (the disk cache). How many standard modules come
 #: along depends on what the interpreter's site already imported (a fresh virtualenv imports
