@@ -7,6 +7,7 @@ returns data: new document texts, per-pod outcomes and findings; it never prints
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
@@ -945,7 +946,7 @@ def _decide(
         return _partially_decided(unresolved_pod, policy, fallback)
     known = _known_platforms(images, fallback)
     scheduling = policy.scheduling
-    supported = supported_platforms(known, scheduling.platforms)
+    supported = _supported(tuple(known), scheduling.platforms)
     narrowed_by = _narrowing_injections(images, supported, scheduling, fallback)
     plan, preferred = _plan(pod, known, scheduling)
     status: PodStatus = (
@@ -993,6 +994,15 @@ def _partially_decided(
     return _replace(pod, plan=plan, partial=True)
 
 
+@functools.lru_cache(maxsize=1024)
+def _supported(
+    known: tuple[frozenset[Platform], ...], cluster: tuple[Platform, ...]
+) -> frozenset[Platform]:
+    """:func:`supported_platforms`, computed once per set of image platforms: a stream's pods
+    mostly share a few (a 2,000-resource stream asks twice for each of its 1,000 pods)."""
+    return supported_platforms(known, cluster)
+
+
 def _plan(
     pod: PodOutcome, known: list[frozenset[Platform]], scheduling: SchedulingPolicy
 ) -> tuple[PodPlan, tuple[dict[str, object], ...]]:
@@ -1000,7 +1010,7 @@ def _plan(
     terms spec.preferences adds to it."""
     if is_host_process(pod.target.spec):
         known = any_windows_build(known)  # HostProcess containers run on any Windows build
-    supported = supported_platforms(known, scheduling.platforms)
+    supported = _supported(tuple(known), scheduling.platforms)
     target = pod.target
     shape = target.placement.shape if target.placement is not None else "affinity"
     spec = scheduling_view(target.spec, shape)
@@ -1121,7 +1131,7 @@ def _narrowing_injections(
         if not image.container.injection
         and not (image.resolution is not None and image.resolution.metadata_only)
     ]
-    own_supported = supported_platforms([p for p in own if p is not None], policy.platforms)
+    own_supported = _supported(tuple(p for p in own if p is not None), policy.platforms)
     if own_supported <= supported:
         return ()
     return tuple(
@@ -1130,7 +1140,7 @@ def _narrowing_injections(
             for image in injected
             if image.resolution is not None
             and image.resolution.ok
-            and not own_supported <= supported_platforms([_platforms(image)], policy.platforms)
+            and not own_supported <= _supported((_platforms(image),), policy.platforms)
         )
     )
 

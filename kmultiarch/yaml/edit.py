@@ -583,27 +583,39 @@ def _detect_style(root: Node, text: str) -> _Style:
     newline = "\r\n" if newline_at > 0 and text[newline_at - 1] == "\r" else "\n"
     indent: int | None = None
     sequence_offset: int | None = None
-    stack: list[Node] = [root]
+    # Depth first, in document order, over the block collections only: scalars (most of the
+    # nodes) and flow collections hold no layout, so they never go on the stack.
+    stack: list[CollectionNode] = (
+        [root] if isinstance(root, CollectionNode) and not root.flow_style else []
+    )
     while stack and (indent is None or sequence_offset is None):
         node = stack.pop()
-        if isinstance(node, MappingNode) and not _is_flow(node):
+        if isinstance(node, MappingNode):
+            children: list[CollectionNode] = []
             for key_node, value_node in node.value:
-                if value_node.start_mark.line <= key_node.start_mark.line:
+                if not _is_block(value_node):
                     continue
-                offset = value_node.start_mark.column - key_node.start_mark.column
-                if _is_flow(value_node):
+                children.append(value_node)
+                key_mark = key_node.start_mark
+                value_mark = value_node.start_mark
+                if value_mark.line <= key_mark.line:
                     continue
-                if isinstance(value_node, MappingNode) and indent is None and offset > 0:
-                    indent = offset
-                elif (
-                    isinstance(value_node, SequenceNode) and sequence_offset is None and offset >= 0
-                ):
+                offset = value_mark.column - key_mark.column
+                if isinstance(value_node, MappingNode):
+                    if indent is None and offset > 0:
+                        indent = offset
+                elif sequence_offset is None and offset >= 0:
                     sequence_offset = offset
-            stack.extend(reversed([value for _, value in node.value]))
-        elif isinstance(node, SequenceNode) and not _is_flow(node):
-            stack.extend(reversed(node.value))
+            children.reverse()
+            stack.extend(children)
+        else:
+            stack.extend([item for item in reversed(node.value) if _is_block(item)])
     indent = indent or 2
     return _Style(indent, indent if sequence_offset is None else sequence_offset, newline)
+
+
+def _is_block(node: Node) -> bool:
+    return isinstance(node, CollectionNode) and not node.flow_style
 
 
 # --------------------------------------------------------------------------------------------
