@@ -80,7 +80,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
             "redis.redis.opstreelabs.in",
             ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),
         ),
-        ("scylla.scylladb.com", ("ScyllaCluster",)),
+        ("scylla.scylladb.com", ("ScyllaCluster", "ScyllaDBCluster")),
         ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication", "SparkConnect")),
         ("starrocks.com", ("StarRocksCluster",)),
         ("tekton.dev", ("PipelineRun", "TaskRun")),

@@ -328,9 +328,17 @@ class Placement:
     items_in_use: str = ""
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
-        """Whether the operator makes pods from this placement for ``resource``."""
+        """Whether the operator makes pods from this placement for ``resource``. An ``unless``
+        condition on the item (a ``*`` shared with the path) excludes that item alone
+        (:meth:`exists_at`), not the others."""
         return all(holds(resource, c) for c in self.when) and not any(
-            holds(resource, c) for c in self.unless
+            holds(resource, c) for c in self.unless if not self._per_item(c[0])
+        )
+
+    def _per_item(self, pointer: Pointer) -> bool:
+        return any(
+            token == WILDCARD and self.path[: index + 1] == pointer[: index + 1]
+            for index, token in enumerate(pointer)
         )
 
     def exists_at(self, resource: Mapping[str, object], path: ConcretePath) -> bool:
