@@ -45,6 +45,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("grafana.integreatly.org", ("Grafana",)),
         ("jaegertracing.io", ("Jaeger",)),
         ("jobset.x-k8s.io", ("JobSet",)),
+        ("k8ssandra.io", ("K8ssandraCluster",)),
         (
             "kafka.strimzi.io",
             ("Kafka", "KafkaBridge", "KafkaConnect", "KafkaMirrorMaker2", "KafkaNodePool"),
@@ -79,7 +80,7 @@ CATALOGUE_KINDS: frozenset[tuple[str, str]] = frozenset(
             "redis.redis.opstreelabs.in",
             ("Redis", "RedisCluster", "RedisReplication", "RedisSentinel"),
         ),
-        ("scylla.scylladb.com", ("ScyllaCluster",)),
+        ("scylla.scylladb.com", ("ScyllaCluster", "ScyllaDBCluster")),
         ("sparkoperator.k8s.io", ("ScheduledSparkApplication", "SparkApplication", "SparkConnect")),
         ("starrocks.com", ("StarRocksCluster",)),
         ("tekton.dev", ("PipelineRun", "TaskRun")),

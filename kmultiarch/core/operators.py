@@ -67,6 +67,7 @@ __all__ = [
     "resolved_default",
     "resolved_object",
     "scheduling_view",
+    "set_nowhere",
     "type_name",
     "walk",
     "withheld_fields",
@@ -327,9 +328,17 @@ class Placement:
     items_in_use: str = ""
 
     def exists_in(self, resource: Mapping[str, object]) -> bool:
-        """Whether the operator makes pods from this placement for ``resource``."""
+        """Whether the operator makes pods from this placement for ``resource``. An ``unless``
+        condition on the item (a ``*`` shared with the path) excludes that item alone
+        (:meth:`exists_at`), not the others."""
         return all(holds(resource, c) for c in self.when) and not any(
-            holds(resource, c) for c in self.unless
+            holds(resource, c) for c in self.unless if not self._per_item(c[0])
+        )
+
+    def _per_item(self, pointer: Pointer) -> bool:
+        return any(
+            token == WILDCARD and self.path[: index + 1] == pointer[: index + 1]
+            for index, token in enumerate(pointer)
         )
 
     def exists_at(self, resource: Mapping[str, object], path: ConcretePath) -> bool:
@@ -804,6 +813,28 @@ def _inherited(
         elif merge == "append" and isinstance(base, list) and base:
             merged[name] = [*base, *(own if isinstance(own, list) else [])]
     return merged, frozenset(read_only)
+
+
+def set_nowhere(
+    resource: Mapping[str, object], placement: Placement, holder: Mapping[str, object]
+) -> frozenset[str]:
+    """The fields a placement replaces (``replace``) that neither it nor the object it is
+    merged over sets, for a shared object no placement of the kind writes (a K8ssandraCluster
+    datacenter's ``tolerations``, spec.cassandra's when it has none): the pods get what is
+    written into the placement, and nothing else would write it."""
+    inheritance = placement.inherits
+    if inheritance is None:
+        return frozenset()
+    found = [value for _, value in expand(resource, inheritance.path)]
+    shared = found[0] if len(found) == 1 and isinstance(found[0], Mapping) else {}
+    return frozenset(
+        name
+        for name, merge in inheritance.fields
+        if merge == "replace"
+        and inheritance.shared_name(name) == name
+        and holder.get(name) in (None, [], {})
+        and shared.get(name) in (None, [], {})
+    )
 
 
 def blocked_by_position(

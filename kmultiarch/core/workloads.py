@@ -31,6 +31,7 @@ from kmultiarch.core.operators import (
     image_lookup,
     resolved_default,
     scheduling_view,
+    set_nowhere,
     type_name,
     walk,
     withheld_fields,
@@ -414,6 +415,8 @@ def _placement_targets(
             inherited, read_only = effective_fields(
                 resource, placement, holder, blocked.get(shared, ()) if shared else ()
             )
+            if not any(other.path == shared for other in entry.placements):
+                read_only -= set_nowhere(resource, placement, holder)
             withheld = withheld_fields(resource, placement, holder, holder_path)
             selected, taken = _selected_fields(resource, placement, holder, namespace, related)
             if selected:

@@ -17,8 +17,11 @@ def _pointer(tokens: tuple[str, ...]) -> str:
     return "/" + "/".join(token.replace("~", "~0").replace("/", "~1") for token in tokens)
 
 
-def _condition_text(conditions: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]) -> str:
-    return " and ".join(
+def _condition_text(
+    conditions: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], joiner: str = " and "
+) -> str:
+    """``when`` needs every condition; ``unless`` and the ``*_when`` lists any (joiner or)."""
+    return joiner.join(
         f"{_pointer(pointer)} {'in ' + ', '.join(values) if values else 'set'}"
         for pointer, values in conditions
     )
@@ -36,13 +39,17 @@ def _placed_by(placement: Placement) -> str:
     if placement.when:
         notes.append("when " + _condition_text(placement.when))
     if placement.unless:
-        notes.append("unless " + _condition_text(placement.unless))
+        notes.append("unless " + _condition_text(placement.unless, " or "))
     if placement.shape == "advanced-affinity":
         notes.append("affinity in affinity.advanced")
     if placement.default_affinity_when:
-        notes.append("no affinity created when " + _condition_text(placement.default_affinity_when))
+        notes.append(
+            "no affinity created when " + _condition_text(placement.default_affinity_when, " or ")
+        )
     if placement.added_terms_when:
-        notes.append("no affinity written when " + _condition_text(placement.added_terms_when))
+        notes.append(
+            "no affinity written when " + _condition_text(placement.added_terms_when, " or ")
+        )
     if placement.items_in_use:
         notes.append(f"the items its hosts run ({placement.items_in_use})")
     if placement.image_built_by is not None:

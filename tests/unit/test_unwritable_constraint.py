@@ -67,7 +67,8 @@ def test_the_rule_is_described_for_sarif_and_check() -> None:
 
 def test_a_field_taken_from_an_object_nothing_writes_is_said_not_dropped() -> None:
     """A placement merged over an object no placement of the kind is: the affinity its pods
-    take from there is written nowhere. It used to vanish (the pods "ok")."""
+    take from there is written nowhere. It used to vanish (the pods "ok"). (Were neither to
+    set one, the worker's own would be the pods': written there, see set_nowhere.)"""
     policy = parse_policy_text(
         "apiVersion: kmultiarch.dev/v1alpha1\nkind: MultiArchPolicy\nmetadata: {name: p}\n"
         "spec:\n  podSpecs:\n  - apiVersion: example.com/v1\n    kind: Store\n"
@@ -78,7 +79,8 @@ def test_a_field_taken_from_an_object_nothing_writes_is_said_not_dropped() -> No
     )
     text = (
         "apiVersion: example.com/v1\nkind: Store\nmetadata: {name: s}\nspec:\n"
-        "  image: registry.test/store-amd64:1\n  common: {}\n  worker: {replicas: 1}\n"
+        "  image: registry.test/store-amd64:1\n  common: {affinity: {podAffinity: {}}}\n"
+        "  worker: {replicas: 1}\n"
     )
     result = mutate_text(text, policy, resolve=resolve)
     (store,) = yaml.safe_load_all(result.stream())
