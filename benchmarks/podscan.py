@@ -44,10 +44,11 @@ from streams import mixed_stream  # noqa: E402
 from yaml._yaml import CParser  # noqa: E402
 from yaml.nodes import Node  # noqa: E402
 
-from kmultiarch.core.policy import ScopePolicy  # noqa: E402
-from kmultiarch.core.workloads import find_workloads  # noqa: E402
+from kmultiarch.core.operators.workloads import find_workloads  # noqa: E402
+from kmultiarch.core.policy.model import ScopePolicy  # noqa: E402
 from kmultiarch.errors import ManifestStreamError  # noqa: E402
-from kmultiarch.yaml.edit import EditHint, _detect_style, _Style, edit_hint  # noqa: E402
+from kmultiarch.yaml.blockstyle import _detect_style, _Style  # noqa: E402
+from kmultiarch.yaml.edit import EditHint, edit_hint  # noqa: E402
 from kmultiarch.yaml.stream import (  # noqa: E402
     _compose_document,
     _split_segments,

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kmultiarch.core.findings import Finding
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, ResolutionPolicy, SchedulingPolicy, ScopePolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Policy, ResolutionPolicy, SchedulingPolicy, ScopePolicy
 from kmultiarch.core.resolution import Resolution, Resolve
 from kmultiarch.engine import EngineResult, run
 from kmultiarch.io.config import load_policy

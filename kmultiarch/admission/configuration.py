@@ -23,8 +23,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.scope import LabelSelector, Requirement
+from kmultiarch.core.policy.model import Policy
+from kmultiarch.core.policy.scope import LabelSelector, Requirement
 
 __all__ = ["WEBHOOK_NAME", "webhook_configuration"]
 

@@ -11,9 +11,10 @@ account (``KUBERNETES_SERVICE_HOST``/``_PORT``, the token at
 ``/var/run/secrets/kubernetes.io/serviceaccount/token``, a bound token that rotates: read again
 every minute, and ``ca.crt`` beside it). Exec and auth-provider plugins are not run.
 
-Pull secrets are decoded in memory by :func:`kmultiarch.core.pullsecrets.pull_secret_configs`,
-the reader of manifests' pull secrets; nothing read is logged or stored. Objects are kept a
-short while and reused while their ``resourceVersion`` is the same (a read is still made after
+Pull secrets are decoded in memory by
+:func:`kmultiarch.core.operators.pullsecrets.pull_secret_configs`, the reader of manifests' pull
+secrets; nothing read is logged or stored. Objects are kept a short while and reused while their
+``resourceVersion`` is the same (a read is still made after
 :data:`FRESH_SECONDS`, so a rotated secret counts within that time).
 """
 
@@ -36,7 +37,11 @@ from urllib.parse import quote
 import httpx
 import yaml
 
-from kmultiarch.core.pullsecrets import DEFAULT_SERVICE_ACCOUNT, DockerConfig, pull_secret_configs
+from kmultiarch.core.operators.pullsecrets import (
+    DEFAULT_SERVICE_ACCOUNT,
+    DockerConfig,
+    pull_secret_configs,
+)
 from kmultiarch.errors import InputError, KmultiarchError
 
 __all__ = ["KubeConfigError", "KubeReader", "NotLocal", "kube_settings"]

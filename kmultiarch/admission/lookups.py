@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kmultiarch.core.findings import Finding
-from kmultiarch.core.pullsecrets import DockerConfig
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.operators.pullsecrets import DockerConfig
 from kmultiarch.core.resolution import References, Resolution
 from kmultiarch.errors import ResolutionError
 from kmultiarch.run.config import RunConfig

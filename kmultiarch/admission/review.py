@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.run.admission import (
     PodLookups,

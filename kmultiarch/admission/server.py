@@ -41,8 +41,8 @@ from kmultiarch.admission.lookups import Credentials, SharedLookups
 from kmultiarch.admission.metrics import CONTENT_TYPE, AdmissionMetrics
 from kmultiarch.admission.review import Admission, Answer, MalformedReview, answer_review
 from kmultiarch.core.findings import Finding
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.run.admission import PodLookups
 from kmultiarch.run.config import RunConfig

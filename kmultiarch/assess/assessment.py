@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kmultiarch.core.findings import UNKNOWN_POD_KIND, Finding, PodStatus, ResourceRef
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, SchedulingPolicy
-from kmultiarch.core.scheduling import describe_changes, supported_platforms
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.scheduling import describe_changes, supported_platforms
+from kmultiarch.core.policy.model import Policy, SchedulingPolicy
 from kmultiarch.engine import EngineResult, ImageOutcome, Locator, PodOutcome
 from kmultiarch.yaml.stream import SourceDocument, cyclic_gc_paused
 
 if TYPE_CHECKING:
-    from kmultiarch.core.verification import ImageVerification
+    from kmultiarch.core.verification.verdicts import ImageVerification
 
 #: A pod's verdict is its status in the engine's one vocabulary.
 Verdict = PodStatus

@@ -1,8 +1,8 @@
 """``kmultiarch triage``: the cluster's failing pods joined with the manifests and the engine.
 
-Plain data from a :class:`~kmultiarch.core.triage.ClusterState` (what was kept of the dumps)
-and one :class:`~kmultiarch.engine.EngineResult`: the engine ran over the manifests *and* over
-the failing pods themselves (:func:`cluster_source`, the pods as minimal API objects), so one
+Plain data from a :class:`~kmultiarch.core.triage.clusterstate.ClusterState` (what was kept of the
+dumps) and one :class:`~kmultiarch.engine.EngineResult`: the engine ran over the manifests *and*
+over the failing pods themselves (:func:`cluster_source`, the pods as minimal API objects), so one
 run resolved every image once and says both what ``mutate`` would add to each workload's
 template and what it would add to the pod as it runs. No I/O, no formatting.
 
@@ -22,21 +22,19 @@ from dataclasses import dataclass, field, replace
 
 from kmultiarch.assess.assessment import PodVerdict, check, line_of
 from kmultiarch.core.findings import ResourceRef
-from kmultiarch.core.oci import INDEX_TYPES
-from kmultiarch.core.policy import Policy, SchedulingPolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.oci import INDEX_TYPES
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.placement.scheduling import describe_changes
+from kmultiarch.core.policy.model import Policy, SchedulingPolicy
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.scheduling import describe_changes
-from kmultiarch.core.scope import DEFAULT_NAMESPACE, ResourcePath, resources_in
-from kmultiarch.core.triage import (
+from kmultiarch.core.resources import DEFAULT_NAMESPACE, ResourcePath, resources_in
+from kmultiarch.core.triage.clusterstate import ClusterState, OwnerRef, Pod
+from kmultiarch.core.triage.diagnosis import (
     FAILURE_TEXT,
-    ClusterState,
     CommandLine,
     Diagnosis,
     Evidence,
     ImageFacts,
-    OwnerRef,
-    Pod,
     PodFailure,
     TemplateFacts,
     classify,
@@ -186,7 +184,7 @@ def triage(
     tags: Mapping[str, Resolution] | None = None,
     command: CommandLine = plain_command,
 ) -> TriageResult:
-    """Trace and classify every failure (``failing``, from :func:`~kmultiarch.core.triage.
+    """Trace and classify every failure (``failing``, from :func:`~kmultiarch.core.triage.diagnosis.
     failures`); ``result``: the engine over the manifests and :func:`cluster_source`;
     ``tags``: the answers for :func:`pinned_tags`, by image; ``command``: how the commands
     the user is told to run are written (the CLI's carry its options)."""

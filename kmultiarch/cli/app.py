@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import click
 
 from kmultiarch.cli.session import CACHE_KEY_ENV, RunOptions, append_to_warnings_file, fail
-from kmultiarch.core.policy import VERIFY_MODES
+from kmultiarch.core.policy.model import VERIFY_MODES
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.output.safe import printable
 from kmultiarch.run.config import RunRequest

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.scope import DEFAULT_NAMESPACE
+from kmultiarch.core.resources import DEFAULT_NAMESPACE
 from kmultiarch.core.shellwords import file_operand, shell_join
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from kmultiarch.cli.session import RunOptions
-    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.policy.model import Policy
     from kmultiarch.io.manifestfiles import Skipped
     from kmultiarch.yaml.stream import InputSource
 

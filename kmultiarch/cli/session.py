@@ -15,7 +15,7 @@ from kmultiarch.output.safe import printable
 from kmultiarch.run.config import RunRequest
 
 if TYPE_CHECKING:
-    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.policy.model import Policy
     from kmultiarch.io.progress import ProgressLine
     from kmultiarch.run.config import RunConfig
 

@@ -26,21 +26,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.answers import (
+from kmultiarch.core.images.answers import (
     AnswerError,
     checked_digest,
     checked_media_type,
     checked_platforms,
 )
-from kmultiarch.core.digest import EXAMPLE
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.digest import EXAMPLE
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.errors import InputError, InvalidReferenceError
 
 if TYPE_CHECKING:
     # Verification (and the layer and binary readers under it) is imported by the runs that
     # meet a verdict, not by every run that reads a lock.
-    from kmultiarch.core.verification import ImageVerification, PlatformVerification
+    from kmultiarch.core.verification.verdicts import ImageVerification, PlatformVerification
 
 API_VERSION = "kmultiarch.dev/v1alpha1"
 KIND = "ImageLock"
@@ -65,7 +65,7 @@ class LockEntry:
         """The recorded verdicts as a run's verification of the image (offline renders)."""
         if self.verified is None:
             return None
-        from kmultiarch.core.verification import ImageVerification
+        from kmultiarch.core.verification.verdicts import ImageVerification
 
         return ImageVerification(self.reference, self.digest, self.verified)
 
@@ -171,7 +171,8 @@ def _entry(key: object, value: object, source: str) -> LockEntry:
     return LockEntry(reference, digest, platforms, media_type, verified)
 
 
-#: The keys of a recorded verdict: core/verification's JSON form without its platform (the key).
+#: The keys of a recorded verdict: core/verification/verdicts's JSON form without its platform (the
+#: key).
 _VERDICT_KEYS = frozenset({"status", "digest", "file", "machine", "reason", "code", "via"})
 
 
@@ -196,7 +197,7 @@ def _verdicts(
         if "platform" in item or not isinstance(key, str):
             raise LockFileError(f"{here}: expected a platform as key")
         try:
-            from kmultiarch.core.verification import verification_from_json
+            from kmultiarch.core.verification.verdicts import verification_from_json
 
             verdict = verification_from_json({**item, "platform": key})
         except AnswerError as exc:
@@ -237,7 +238,7 @@ def _verdict_lines(verdicts: Iterable[PlatformVerification]) -> list[str]:
     lines = ["    verified:"]
     for verdict in ordered:
         lines.append(f"      {_quoted(str(verdict.platform))}:")
-        from kmultiarch.core.verification import verification_json
+        from kmultiarch.core.verification.verdicts import verification_json
 
         document = verification_json(verdict)
         for key in ("status", "digest", "code", "file", "machine", "reason"):

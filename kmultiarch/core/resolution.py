@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.errors import ResolutionError
 
 if TYPE_CHECKING:
-    from kmultiarch.core.verification import ImageVerification
+    from kmultiarch.core.verification.verdicts import ImageVerification
 
 ResolutionSource = Literal["registry", "cache", "override", "lock"]
 

@@ -27,7 +27,7 @@ Every problem is an :class:`ClusterDumpError` (exit 2) that names the file, the 
 and what was expected: not JSON or YAML, not a Kubernetes object or List, an item that is not an
 object or is larger or deeper than the limits, Lists nested deeper than
 :data:`MAX_LIST_NESTING`, a field of the wrong type (the caller's
-:class:`~kmultiarch.core.triage.DumpShapeError`)."""
+:class:`~kmultiarch.core.triage.clusterstate.DumpShapeError`)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, BinaryIO
 
-from kmultiarch.core.triage import ClusterState, DumpShapeError
+from kmultiarch.core.triage.clusterstate import ClusterState, DumpShapeError
 from kmultiarch.errors import InputError
 
 STDIN = "-"

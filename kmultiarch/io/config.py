@@ -1,5 +1,5 @@
 """Policy and lock files: reading them (and writing the lock), the edge around the pure models in
-:mod:`kmultiarch.core.policy` and :mod:`kmultiarch.core.lock`."""
+:mod:`kmultiarch.core.policy.model` and :mod:`kmultiarch.core.lock`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kmultiarch.core.lock import ImageLock, LockFileError, format_lock, lock_from_object
-from kmultiarch.core.policy import CONFIG_ENV, Policy
-from kmultiarch.core.policyschema import policy_from_object
+from kmultiarch.core.policy.model import CONFIG_ENV, Policy
+from kmultiarch.core.policy.schema import policy_from_object
 from kmultiarch.errors import ManifestStreamError, PolicyError
 from kmultiarch.io.inputs import write_atomically
 from kmultiarch.yaml.stream import read_single_document

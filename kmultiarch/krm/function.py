@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from kmultiarch.core.findings import INVALID_INPUT, RUN_SUMMARY, Finding
+from kmultiarch.core.operators.pullsecrets import pull_secret_configs
 from kmultiarch.core.patch import PatchOperation
-from kmultiarch.core.policy import API_VERSION, KIND, Policy
-from kmultiarch.core.policyschema import SPEC, ConfigMapForm, policy_from_object, policy_from_spec
-from kmultiarch.core.pullsecrets import pull_secret_configs
-from kmultiarch.core.schema import Where
+from kmultiarch.core.policy.model import API_VERSION, KIND, Policy
+from kmultiarch.core.policy.reading import Where
+from kmultiarch.core.policy.schema import SPEC, ConfigMapForm, policy_from_object, policy_from_spec
 from kmultiarch.engine import EngineResult, run_documents, summarise
 from kmultiarch.errors import (
     InputError,

@@ -42,11 +42,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.operators import api_group
+from kmultiarch.core.operators.model import api_group
 from kmultiarch.core.patch import PatchOperation, PathPart
-from kmultiarch.core.scope import DEFAULT_NAMESPACE
+from kmultiarch.core.resources import DEFAULT_NAMESPACE
 from kmultiarch.errors import InputError
-from kmultiarch.yaml.edit import render_scalar
+from kmultiarch.yaml.scalars import render_scalar
 
 if TYPE_CHECKING:
     from kmultiarch.engine import EngineResult
@@ -405,7 +405,7 @@ def helmrelease_post_renderers(patches: Sequence[TargetedPatch]) -> str:
 
 def yaml_text(value: object) -> str:
     """``value`` (plain data) as block YAML that reads back as it with YAML 1.1 and 1.2
-    readers alike: scalars are written by :func:`~kmultiarch.yaml.edit.render_scalar`, which
+    readers alike: scalars are written by :func:`~kmultiarch.yaml.scalars.render_scalar`, which
     quotes every string either could read as something else."""
     return "\n".join(_yaml_lines(value, 0)) + "\n"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from kmultiarch.assess.triage import TriagedFailure, TriageResult
 from kmultiarch.core.findings import count_of
-from kmultiarch.core.triage import CAUSES, FAILURE_TEXT
+from kmultiarch.core.triage.diagnosis import CAUSES, FAILURE_TEXT
 from kmultiarch.output import display_path
 from kmultiarch.output.check import sarif_log, sarif_rule
 from kmultiarch.output.markdown import code_span, markdown_text

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kmultiarch.core.verification import (
+from kmultiarch.core.verification.verdicts import (
     ImageVerification,
     PlatformVerification,
     claim_key,

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from kmultiarch.core.findings import count_of
-from kmultiarch.core.oci import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
-from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.images.oci import MANIFEST_ACCEPT, MAX_MANIFEST_BYTES
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.errors import (
     ManifestError,
     RegistryAuthError,

@@ -13,8 +13,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from kmultiarch.core.policy import RegistrySettings
-from kmultiarch.core.reference import DOCKER_HUB
+from kmultiarch.core.images.reference import DOCKER_HUB
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.registry.credentials import Credentials
 
 DOCKER_HUB_API = "registry-1.docker.io"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.errors import RegistryTransportError
 from kmultiarch.registry.endpoints import endpoints_for
 from kmultiarch.registry.proxies import ProxySettings

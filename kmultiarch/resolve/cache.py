@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kmultiarch.core.answers import (
+from kmultiarch.core.images.answers import (
     MAX_PLATFORMS,
     AnswerError,
     checked_digest,
     checked_media_type,
     checked_platforms,
 )
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import is_tag
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import is_tag
 from kmultiarch.errors import CacheError
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kmultiarch.core.verification import Compression, UnverifiedCode
+from kmultiarch.core.verification.verdicts import Compression, UnverifiedCode
 
 __all__ = ["Budget", "Expander", "OutOfBudget", "expander", "sniffed"]
 

@@ -26,15 +26,15 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
-from kmultiarch.core.oci import (
+from kmultiarch.core.images.answers import AnswerError, checked_digest, checked_platforms
+from kmultiarch.core.images.oci import (
     IMAGE_TYPES,
     INDEX_TYPES,
     ParsedManifest,
     compute_digest,
     parse_manifest,
 )
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
-from kmultiarch.core.oci import (
+from kmultiarch.core.images.answers import AnswerError, checked_digest, checked_platforms
+from kmultiarch.core.images.oci import (
     IMAGE_TYPES,
     MAX_CONFIG_BYTES,
     MAX_INDEX_DEPTH,
@@ -20,8 +20,8 @@ from kmultiarch.core.oci import (
     parse_manifest,
     verify_digest,
 )
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
 from kmultiarch.errors import KmultiarchError, ManifestError, RegistryError, ResolutionError
 from kmultiarch.registry.client import Endpoint, RegistryClient

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import ImageLock
-from kmultiarch.core.policy import ResolutionPolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.policy.model import ResolutionPolicy
 from kmultiarch.core.resolution import ProgressCallback, Resolution, tag_key
 from kmultiarch.errors import ResolutionError
 from kmultiarch.registry.settings import ClientSettings

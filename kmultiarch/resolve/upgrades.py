@@ -9,8 +9,8 @@ says why in ``problem``, for the adapter to warn.
 
 Memory stays bounded whatever the registries send: a few tag lists are fetched at once
 (:data:`TAG_LISTS_AT_ONCE`, each within its bounds), and each is reduced to its images' nearest
-newer tags (at most :data:`~kmultiarch.core.upgrades.MAX_CANDIDATES` each) as it arrives, so no
-list outlives its fetch.
+newer tags (at most :data:`~kmultiarch.core.images.upgrades.MAX_CANDIDATES` each) as it arrives, so
+no list outlives its fetch.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.upgrades import lacking_platforms, newer_tags
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.images.upgrades import lacking_platforms, newer_tags
 from kmultiarch.errors import KmultiarchError
 from kmultiarch.resolve.resolver import Resolver
 

@@ -1,7 +1,7 @@
 """Honest platforms, the I/O half: for each platform manifest of an image, find the file its
 container starts and read that file's first bytes from the registry, within bounds.
 
-The search itself is pure (:func:`kmultiarch.core.verification.search_start_file`): it
+The search itself is pure (:func:`kmultiarch.core.verification.verdicts.search_start_file`): it
 says which layer to read, watching which path, until it has a verdict. This module reads:
 manifests and configs (digests checked), and layers streamed from the registry, top layer
 first, decompressed as they arrive (:mod:`kmultiarch.resolve.layerstream`) into a tar reader
@@ -28,16 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kmultiarch.core.binaries import ExecutableProbe
-from kmultiarch.core.layers import (
-    IndexedEntry,
-    LayerIndex,
-    TarError,
-    TarHeader,
-    TarStream,
-    path_key,
-)
-from kmultiarch.core.oci import (
+from kmultiarch.core.images.oci import (
     IMAGE_TYPES,
     MAX_CONFIG_BYTES,
     MAX_INDEX_DEPTH,
@@ -46,10 +37,19 @@ from kmultiarch.core.oci import (
     parse_manifest,
     verify_digest,
 )
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.verification import (
+from kmultiarch.core.verification.binaries import ExecutableProbe
+from kmultiarch.core.verification.layers import (
+    IndexedEntry,
+    LayerIndex,
+    TarError,
+    TarHeader,
+    TarStream,
+    path_key,
+)
+from kmultiarch.core.verification.verdicts import (
     ImageVerification,
     LayerRef,
     NeedLayer,
@@ -67,7 +67,7 @@ from kmultiarch.resolve.layerstream import Budget, Expander, OutOfBudget, expand
 from kmultiarch.resolve.verifycache import IndexChild, VerificationCache
 
 if TYPE_CHECKING:
-    from kmultiarch.core.policy import RegistrySettings
+    from kmultiarch.core.policy.model import RegistrySettings
     from kmultiarch.registry.client import Endpoint, RegistryClient
     from kmultiarch.registry.credentials import CredentialStore
     from kmultiarch.registry.settings import ClientSettings

@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kmultiarch.core.answers import AnswerError, checked_digest, checked_platforms
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.verification import (
+from kmultiarch.core.images.answers import AnswerError, checked_digest, checked_platforms
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.verification.verdicts import (
     PlatformVerification,
     claim_key,
     verification_from_json,

@@ -19,12 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kmultiarch.core.cluster import node_sources
 from kmultiarch.core.findings import Finding
+from kmultiarch.core.images.platform import Platform, format_platforms
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.patch import json_pointer
-from kmultiarch.core.platform import Platform, format_platforms
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.placement.cluster import node_sources
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.core.resolution import References, Resolution, Resolve
 from kmultiarch.engine import read_sources, run_documents
 from kmultiarch.errors import InvalidReferenceError

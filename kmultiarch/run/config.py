@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kmultiarch.core.policy import Policy, VerifyMode
-from kmultiarch.core.scope import DEFAULT_NAMESPACE
+from kmultiarch.core.policy.model import Policy, VerifyMode
+from kmultiarch.core.resources import DEFAULT_NAMESPACE
 from kmultiarch.registry.settings import ClientSettings
 
 __all__ = ["CacheConfig", "RunConfig", "RunRequest", "configure"]

@@ -8,9 +8,9 @@ import contextlib
 import gc
 from collections.abc import Iterator, Mapping
 
-from kmultiarch.core.policy import ScopePolicy
-from kmultiarch.core.pullsecrets import DockerConfig, pull_secret_configs
-from kmultiarch.core.workloads import may_hold_pods
+from kmultiarch.core.operators.pullsecrets import DockerConfig, pull_secret_configs
+from kmultiarch.core.operators.workloads import may_hold_pods
+from kmultiarch.core.policy.model import ScopePolicy
 from kmultiarch.engine import EngineResult, read_sources, run_documents
 from kmultiarch.run.config import RunConfig
 from kmultiarch.run.session import ProgressFactory, Session

@@ -24,14 +24,14 @@ from kmultiarch.core.findings import (
     Finding,
     count_of,
 )
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import ProgressCallback, References, Resolution
 from kmultiarch.run.config import RunConfig
 
 if TYPE_CHECKING:
     from kmultiarch.core.lock import ImageLock
-    from kmultiarch.core.pullsecrets import DockerConfig
-    from kmultiarch.core.verification import ImageVerification
+    from kmultiarch.core.operators.pullsecrets import DockerConfig
+    from kmultiarch.core.verification.verdicts import ImageVerification
     from kmultiarch.registry.credentials import CredentialStore
     from kmultiarch.resolve.cache import ResolutionCache
     from kmultiarch.resolve.resolver import Resolver
@@ -196,7 +196,7 @@ class Session:
         ``enforce``, without the platforms whose verdict is ``mismatch``. Overrides name no
         manifest: nothing to read. ``volumes``: images only image volumes use, skipped with
         the reason (nothing is read, and nothing is said of them offline)."""
-        from kmultiarch.core.verification import ImageVerification
+        from kmultiarch.core.verification.verdicts import ImageVerification
 
         resolution_policy = self.config.policy.resolution
         wanted: list[Resolution] = []
@@ -251,7 +251,7 @@ class Session:
         self, resolutions: Sequence[Resolution]
     ) -> dict[ImageRef, ImageVerification]:
         """Offline, only the lock's verdicts answer: the others are said once, and not read."""
-        from kmultiarch.core.verification import ImageVerification
+        from kmultiarch.core.verification.verdicts import ImageVerification
 
         reason = "not verified: the lock records no verdict and --offline reads no layer"
         names = sorted(str(resolution.reference) for resolution in resolutions)

@@ -27,11 +27,11 @@ from support.corpus import (
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.operators.workloads import SCHEDULING_FIELDS, find_workloads
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.workloads import SCHEDULING_FIELDS, find_workloads
 from kmultiarch.errors import ManifestStreamError, ResolutionError
 from kmultiarch.yaml.stream import SourceDocument, read_stream
 

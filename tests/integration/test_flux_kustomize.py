@@ -30,7 +30,7 @@ from support.tools import EXAMPLES, helm_binary, kubectl_binary
 
 from integration.test_mutate_golden import expectations, policy_for
 from kmultiarch.api import mutate_text
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.errors import InputError, ManifestStreamError
 from kmultiarch.output.flux import (
     KUSTOMIZATION,

@@ -37,21 +37,24 @@ ON_DEMAND = (
     "kmultiarch.resolve.shared",
     "kmultiarch.resolve.redis_client",
     "kmultiarch.resolve.resp",
-    "kmultiarch.core.verification",
-    "kmultiarch.core.layers",
-    "kmultiarch.core.binaries",
+    "kmultiarch.core.verification.verdicts",
+    "kmultiarch.core.verification.layers",
+    "kmultiarch.core.verification.binaries",
     "kmultiarch.output.report",
     "kmultiarch.output.flux",
     "kmultiarch.output.verification",
-    "kmultiarch.core.catalogue",
-    "kmultiarch.core.triage",
+    "kmultiarch.core.operators.catalogue",
+    "kmultiarch.core.triage.diagnosis",
     "logging",
 )
 #: The bound on kmultiarch's own modules in a warm mutate (53 at the time of writing, the
 #: packages' __init__ modules included): a new module on the warm path must be worth raising it.
 #: 57: the stream cutter's segments were split out of yaml/stream.py (issue 36 item 12), which
 #: kept it under the 1,000 lines a module may hold; the same code, one more file.
-MAX_OWN_MODULES = 57
+#: 74: the core in domain packages and the engine as its steps (issue 38): the same code in 17
+#: more files (package __init__ modules, the engine's five steps, the editing styles); a warm
+#: demo run measured 188.5 -> 192.5 ms of CPU (median of 15) on the day.
+MAX_OWN_MODULES = 74
 #: The packages not of the standard library a warm run may import: click (the command line),
 #: PyYAML (libyaml's parser) and diskcache (the disk cache). How many standard modules come
 #: along depends on what the interpreter's site already imported (a fresh virtualenv imports
@@ -154,4 +157,4 @@ def test_a_run_with_an_operators_resource_imports_the_catalogue(
     lock.write_text("apiVersion: kmultiarch.dev/v1alpha1\nkind: ImageLock\nimages: {}\n")
     arguments = ["-m", "kmultiarch", "mutate", "--lock", str(lock), "--offline", str(prometheus)]
     modules = imported(arguments, env, tmp_path)
-    assert "kmultiarch.core.catalogue" in modules
+    assert "kmultiarch.core.operators.catalogue" in modules

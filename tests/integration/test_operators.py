@@ -19,8 +19,8 @@ import yaml
 from support.corpus import CLUSTERS, corpus_files
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.policy.model import Policy
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "operators"
 

@@ -16,8 +16,8 @@ from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
 from support.redis_server import RedisServer
 
-from kmultiarch.core.policy import ResolutionPolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import ResolutionPolicy
 from kmultiarch.core.resolution import tag_key
 from kmultiarch.resolve.cache import open_cache
 from kmultiarch.resolve.resolver import Resolver

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from support import SeededRegistry
 from support.fault_proxy import Fault, FaultProxy, Upstream
 
-from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.registry.client import RegistryClient
 from kmultiarch.registry.credentials import CredentialStore
 

@@ -13,10 +13,10 @@ from support.corpus import CLUSTERS, CORPORA, corpus_files
 
 import kmultiarch.engine
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import UNKNOWN_POD_KIND, Finding
-from kmultiarch.core.operators import api_group, catalogue_by_kind
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import api_group, catalogue_by_kind
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.errors import ManifestStreamError
 from kmultiarch.io.config import parse_policy_text
 
@@ -83,7 +83,7 @@ def test_a_warning_changes_no_byte(
         warned = _mutate(text, path.name)
     except ManifestStreamError:
         return
-    monkeypatch.setattr(kmultiarch.engine, "unknown_kind_findings", lambda *_, **__: [])
+    monkeypatch.setattr(kmultiarch.engine.pipeline, "unknown_kind_findings", lambda *_, **__: [])
     silent = _mutate(text, path.name)
     assert warned.stream() == silent.stream()
     assert [f for f in warned.findings if f.rule != UNKNOWN_POD_KIND] == silent.findings

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmultiarch.core.cluster import cluster_shape, drift, node_sources
-from kmultiarch.core.policy import SchedulingPolicy
-from kmultiarch.core.pullsecrets import pull_secret_configs
-from kmultiarch.core.scope import namespaces_in
+from kmultiarch.core.operators.pullsecrets import pull_secret_configs
+from kmultiarch.core.placement.cluster import cluster_shape, drift, node_sources
+from kmultiarch.core.policy.model import SchedulingPolicy
+from kmultiarch.core.policy.scope import namespaces_in
 from kmultiarch.errors import InputError
 
 _KEYS = st.sampled_from(

@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support.seed import SEEDED
 
-from kmultiarch.core.oci import parse_config_platform, parse_manifest, verify_digest
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.workloads import find_workloads
+from kmultiarch.core.images.oci import parse_config_platform, parse_manifest, verify_digest
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.operators.workloads import find_workloads
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.engine import run
 from kmultiarch.errors import (
     InputError,

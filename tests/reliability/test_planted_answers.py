@@ -1,6 +1,6 @@
 """One validation for every source of answers (issue 21): a value planted in the shared cache,
 the disk cache, a lock file or a registry meets the same digest, platform and media type
-grammar (kmultiarch/core/answers.py) and is refused, never decided with.
+grammar (kmultiarch/core/images/answers.py) and is refused, never decided with.
 
 The symptom that was reproduced: a tag record in Redis whose digest is ``sha256:zz`` passed the
 "checked field by field" validation, so the amd64-only image got the arm64 toleration and no
@@ -20,7 +20,7 @@ from support.cli import Completed, clean_env, run_kmultiarch
 from support.redis_server import RedisServer
 from support.seed import PlatformSpec, Seeder, oci_image
 
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import tag_key
 from kmultiarch.resolve.cache import DiskCacheBackend
 

@@ -17,7 +17,7 @@ from support.cli import clean_env, run_kmultiarch
 from support.redis_server import RedisServer
 from support.resp_proxy import RespFaultProxy
 
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.resolve.cache import open_cache
 
 #: kmultiarch.resolve.shared's DEFAULT_BUDGET and LISTING_BUDGET, as docs/reliability.md says.

@@ -23,7 +23,7 @@ from support.measure import run_measured
 from support.redis_server import RedisServer
 from support.resp_proxy import RespFaultProxy
 
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.resolve.cache import open_cache
 
 KEYS = ["multiarch-oci", "single-docker-amd64", "nested-index"]

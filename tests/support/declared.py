@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.io.config import parse_policy_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operators"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 
 AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")

@@ -3,7 +3,7 @@ a bad size field too), PAX records, GNU long names, and what the reader makes of
 
 from __future__ import annotations
 
-from kmultiarch.core.layers import TarHeader, TarStream
+from kmultiarch.core.verification.layers import TarHeader, TarStream
 
 BLOCK = 512
 

@@ -13,7 +13,7 @@ import yaml
 from support.cli import clean_env, run_kmultiarch
 
 from kmultiarch.admission.configuration import WEBHOOK_NAME, webhook_configuration
-from kmultiarch.core.policyschema import policy_from_object
+from kmultiarch.core.policy.schema import policy_from_object
 
 
 def policy(**spec: Any):

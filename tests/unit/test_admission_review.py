@@ -25,7 +25,7 @@ from support.admission import ARM_TOLERATION
 
 from kmultiarch.admission.review import MalformedReview, answer_review
 from kmultiarch.cli.app import run as run_cli
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.io.config import load_policy
 from kmultiarch.run.config import RunRequest, configure
 from kmultiarch.run.session import Session

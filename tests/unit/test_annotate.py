@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from kmultiarch.core.annotate import annotation_operations, template_path
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.annotate import annotation_operations, template_path
 
 AMD64, ARM64 = Platform("linux", "amd64"), Platform("linux", "arm64")
 CLUSTER = (AMD64, ARM64)

@@ -1,18 +1,18 @@
-"""The one grammar every answer meets (kmultiarch/core/answers.py): tables of good and bad
+"""The one grammar every answer meets (kmultiarch/core/images/answers.py): tables of good and bad
 digests, platform lists and media types."""
 
 from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.answers import (
+from kmultiarch.core.images.answers import (
     MAX_PLATFORMS,
     AnswerError,
     checked_digest,
     checked_media_type,
     checked_platforms,
 )
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
 
 SHA256 = "sha256:" + "0" * 64
 SHA512 = "sha512:" + "f" * 128

@@ -21,7 +21,11 @@ import kmultiarch
 
 PACKAGE = Path(kmultiarch.__file__).parent
 REPO = PACKAGE.parent
-CORE = sorted(path.stem for path in (PACKAGE / "core").glob("*.py") if path.stem != "__init__")
+CORE = sorted(
+    ".".join(path.relative_to(PACKAGE / "core").with_suffix("").parts)
+    for path in (PACKAGE / "core").rglob("*.py")
+    if path.stem != "__init__"
+)
 EDGES = (
     "httpx",
     "httpcore",
@@ -58,8 +62,9 @@ def _loaded_by(module: str) -> list[str]:
 
 
 def test_the_core_has_the_modules_the_architecture_names() -> None:
-    expected = {"reference", "platform", "oci", "policy", "lock", "resolution", "workloads"}
-    assert expected | {"scheduling", "patch"} <= set(CORE)
+    expected = {"images.reference", "images.platform", "images.oci", "policy.model", "lock"}
+    expected |= {"resolution", "operators.workloads"}
+    assert expected | {"placement.scheduling", "patch"} <= set(CORE)
 
 
 @pytest.mark.parametrize("module", CORE)
@@ -73,7 +78,7 @@ def test_the_check_sees_an_edge_when_there_is_one() -> None:
     loaded = _loaded_by("kmultiarch.cli.app")
     assert "click" in loaded
     assert _is_edge("httpx") and _is_edge("kmultiarch.registry.credentials")
-    assert not _is_edge("kmultiarch.core.reference") and not _is_edge("httpxyz")
+    assert not _is_edge("kmultiarch.core.images.reference") and not _is_edge("httpxyz")
 
 
 def test_importing_the_package_loads_nothing_else() -> None:

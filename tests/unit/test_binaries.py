@@ -1,5 +1,5 @@
-"""kmultiarch.core.binaries: machines from ELF and PE headers, ARM attributes, ``#!`` lines,
-and whether a machine runs where a manifest says (tables of hand-made headers; the real
+"""kmultiarch.core.verification.binaries: machines from ELF and PE headers, ARM attributes, ``#!``
+lines, and whether a machine runs where a manifest says (tables of hand-made headers; the real
 BusyBox programs where they are at hand)."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from support.executables import (
     pe,
 )
 
-from kmultiarch.core.binaries import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.verification.binaries import (
     ExecutableProbe,
     FileHead,
     Machine,
@@ -33,7 +34,6 @@ from kmultiarch.core.binaries import (
     parse_shebang,
     runs_as_claimed,
 )
-from kmultiarch.core.platform import Platform
 
 EM_MIPS, EM_LOONGARCH = 8, 258
 

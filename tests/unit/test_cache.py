@@ -10,7 +10,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.resolve.cache import (
     CACHE_DIR_ENV,
     DiskCacheBackend,

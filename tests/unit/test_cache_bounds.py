@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kmultiarch.core.answers import MAX_PLATFORMS
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.answers import MAX_PLATFORMS
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.resolve.cache import DiskCacheBackend, ResolutionCache
 from kmultiarch.resolve.verifycache import IndexChild, VerificationCache
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.answers import MAX_PLATFORMS
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.answers import MAX_PLATFORMS
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.resolve.cache import DiskCacheBackend, ResolutionCache
 
 INDEX_DIGEST = "sha256:" + "a" * 64

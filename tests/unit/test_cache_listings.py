@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import DigestPin, Resolution
 from kmultiarch.resolve.cache import (
     DiskCacheBackend,

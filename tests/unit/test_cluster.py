@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kmultiarch.core.cluster import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.cluster import (
     Taint,
     cluster_shape,
     drift,
@@ -17,9 +18,8 @@ from kmultiarch.core.cluster import (
     nodepool_platforms,
     policy_document,
 )
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import SchedulingPolicy, Toleration
-from kmultiarch.core.policyschema import policy_from_object
+from kmultiarch.core.policy.model import SchedulingPolicy, Toleration
+from kmultiarch.core.policy.schema import policy_from_object
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cluster"
 AMD64 = Platform("linux", "amd64")

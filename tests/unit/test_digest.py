@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch.core.digest import EXAMPLE, compute_digest, digest_problem, is_digest
+from kmultiarch.core.images.digest import EXAMPLE, compute_digest, digest_problem, is_digest
+from kmultiarch.core.images.oci import parse_manifest
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import LockFileError, lock_from_object
-from kmultiarch.core.oci import parse_manifest
-from kmultiarch.core.reference import ImageRef
 from kmultiarch.errors import InvalidReferenceError, ManifestError
 
 SHA256 = "sha256:" + "a" * 64

@@ -10,9 +10,9 @@ import yaml
 from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, MALFORMED_FIELD
-from kmultiarch.core.operators import MAX_POINTER_TOKENS, placement_problems
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import MAX_POINTER_TOKENS, placement_problems
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 

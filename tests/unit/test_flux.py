@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.patch import apply_patch
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult
 from kmultiarch.errors import InputError

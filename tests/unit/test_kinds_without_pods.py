@@ -9,8 +9,8 @@ import pytest
 from support.operators import resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogued import CATALOGUE_KINDS, MAKES_NO_PODS
 from kmultiarch.core.findings import UNKNOWN_POD_KIND
+from kmultiarch.core.operators.catalogued import CATALOGUE_KINDS, MAKES_NO_PODS
 
 SAMPLES = {
     # kubernetes-sigs/kueue site/static/examples/admin/resource-flavor-tolerations.yaml

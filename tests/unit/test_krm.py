@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.errors import PolicyError
 from kmultiarch.krm.function import policy_from_function_config
 

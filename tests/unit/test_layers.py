@@ -1,4 +1,4 @@
-"""kmultiarch.core.layers: the incremental tar reader (against Python's tarfile, with
+"""kmultiarch.core.verification.layers: the incremental tar reader (against Python's tarfile, with
 hypothesis), one layer's index (whiteouts, opaque directories, Windows' Files/), and the
 merged view's lookups and path resolution (tables of hand-made layers)."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmultiarch.core.layers import (
+from kmultiarch.core.verification.layers import (
     LINK_LIMIT,
     Absent,
     LayerIndex,

@@ -10,8 +10,9 @@ import itertools
 import pytest
 from support.executables import EM_AARCH64, EM_X86_64, elf
 
-from kmultiarch.core.binaries import FileHead
-from kmultiarch.core.layers import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.verification.binaries import FileHead
+from kmultiarch.core.verification.layers import (
     Ambiguous,
     LayerIndex,
     Located,
@@ -20,8 +21,7 @@ from kmultiarch.core.layers import (
     lookup,
     resolve,
 )
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.verification import (
+from kmultiarch.core.verification.verdicts import (
     PlatformVerification,
     StartConfig,
     search_start_file,

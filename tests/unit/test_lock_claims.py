@@ -9,10 +9,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import ImageLock, LockEntry, format_lock
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import PlatformVerification, claim_key
+from kmultiarch.core.verification.verdicts import PlatformVerification, claim_key
 from kmultiarch.io.config import parse_lock
 from kmultiarch.resolve.cache import MemoryCacheBackend, ResolutionCache
 from kmultiarch.resolve.verify import first_per_platform

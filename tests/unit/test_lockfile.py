@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import ImageLock, LockEntry, LockFileError, format_lock
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import PlatformVerification
+from kmultiarch.core.verification.verdicts import PlatformVerification
 from kmultiarch.io.config import load_lock, parse_lock, write_lock
 
 

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch.core import oci as manifest
-from kmultiarch.core.oci import (
+from kmultiarch.core.images import oci as manifest
+from kmultiarch.core.images.oci import (
     ParsedManifest,
     compute_digest,
     parse_config_platform,
     parse_manifest,
     verify_digest,
 )
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.errors import KmultiarchError, ManifestError
 
 D1 = "sha256:" + "1" * 64
@@ -430,7 +430,7 @@ def test_config_platform_raises_only_its_own_errors(body: bytes) -> None:
 def test_artifacts_and_olm_bundles_are_metadata_only() -> None:
     import json as _json
 
-    from kmultiarch.core.oci import is_metadata_only_config, parse_manifest
+    from kmultiarch.core.images.oci import is_metadata_only_config, parse_manifest
 
     config = {
         "mediaType": "application/vnd.oci.empty.v1+json",

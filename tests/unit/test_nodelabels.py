@@ -6,15 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.cluster import node_pool_rules
-from kmultiarch.core.nodelabels import (
-    BUILTIN,
-    BUILTIN_ENTRIES,
-    read_node_labels,
-    rule_for,
-)
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.schema import Where
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.cluster import node_pool_rules
+from kmultiarch.core.policy.nodelabels import BUILTIN, BUILTIN_ENTRIES, read_node_labels, rule_for
+from kmultiarch.core.policy.reading import Where
 from kmultiarch.errors import PolicyError
 
 TYPE = "node.kubernetes.io/instance-type"
@@ -235,7 +230,7 @@ def test_a_pod_the_labels_keep_on_arm64_gets_no_preference_for_it() -> None:
     """spec.preferences steer a pod that may run on several platforms; one whose nodeSelector
     names a Graviton instance type reaches arm64 only: the toleration, no preferred term."""
     from kmultiarch.api import mutate_text
-    from kmultiarch.core.policy import Policy, SchedulingPolicy
+    from kmultiarch.core.policy.model import Policy, SchedulingPolicy
     from kmultiarch.core.resolution import Resolution
 
     def resolve(references):  # type: ignore[no-untyped-def]

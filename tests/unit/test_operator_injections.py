@@ -11,7 +11,7 @@ from support.operators import ARCH_IN_AMD64, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import INJECTED_SIDECAR
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 

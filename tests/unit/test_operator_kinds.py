@@ -11,9 +11,9 @@ import yaml
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, SCHEDULING_CONFLICT
-from kmultiarch.core.operators import catalogue_by_kind
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import catalogue_by_kind
 from kmultiarch.engine import EngineResult
 from kmultiarch.io.config import parse_policy_text
 

@@ -11,10 +11,7 @@ from support.declared import declared_defaults, sample
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.findings import (
-    IMAGE_CHOSEN_BY_OPERATOR,
-    UNWRITABLE_CONSTRAINT,
-)
+from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, UNWRITABLE_CONSTRAINT
 from kmultiarch.engine import EngineResult
 
 ISVC = sample("kserve-sklearn-iris.yaml")

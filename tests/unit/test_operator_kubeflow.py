@@ -12,7 +12,7 @@ import yaml
 from support.operators import AMD64, ARCH_IN_AMD64, ARM64, ARM64_TOLERATION
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 
 

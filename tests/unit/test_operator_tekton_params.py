@@ -13,7 +13,7 @@ from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR
-from kmultiarch.core.tekton import tekton_images_view
+from kmultiarch.core.operators.tekton import tekton_images_view
 from kmultiarch.engine import EngineResult
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
@@ -234,6 +234,6 @@ def test_a_default_written_as_a_yaml_boolean_is_its_json_text() -> None:
     ],
 )
 def test_a_param_value_is_read_as_tekton_unmarshals_it(written: str, held: object) -> None:
-    from kmultiarch.core.tekton import tekton_param_value
+    from kmultiarch.core.operators.tekton import tekton_param_value
 
     assert tekton_param_value(yaml.safe_load(f"value: {written}")["value"]) == held

@@ -17,7 +17,7 @@ from kmultiarch.core.findings import (
     SCHEDULING_CONFLICT,
     UNWRITABLE_CONSTRAINT,
 )
-from kmultiarch.core.policy import Policy
+from kmultiarch.core.policy.model import Policy
 from kmultiarch.engine import EngineResult
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text

@@ -9,9 +9,9 @@ import yaml
 from support.operators import ARCH_IN_AMD64, ARM64_TOLERATION, resolve
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import IMAGE_CHOSEN_BY_OPERATOR, INJECTED_SIDECAR
-from kmultiarch.core.operators import Placement, expand, image_matches
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import Placement, expand, image_matches
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 from kmultiarch.krm.function import policy_from_configmap
@@ -322,8 +322,8 @@ def test_the_catalogues_kinds_are_written_out_as_they_are() -> None:
     """CATALOGUE_KINDS answers "is this kind catalogued?" without importing the catalogue: it
     must name exactly the catalogue's kinds, or a kind would be passed over (or loaded for
     nothing)."""
-    from kmultiarch.core.catalogue import CATALOGUE
-    from kmultiarch.core.catalogued import CATALOGUE_KINDS, built_in_operators
+    from kmultiarch.core.operators.catalogue import CATALOGUE
+    from kmultiarch.core.operators.catalogued import CATALOGUE_KINDS, built_in_operators
 
     assert {(entry.group, entry.kind) for entry in CATALOGUE} == CATALOGUE_KINDS
     built_in = built_in_operators()

@@ -1,13 +1,13 @@
 """docs/operators.md's catalogue table and its sources are the catalogue's (issue 29, item 6):
-rendered from :data:`kmultiarch.core.operators.CATALOGUE`, so the docs cannot drift from the
+rendered from :data:`kmultiarch.core.operators.model.CATALOGUE`, so the docs cannot drift from the
 data. ``python3 tests/unit/test_operators_docs.py`` prints them to paste."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kmultiarch.core.catalogue import CATALOGUE
-from kmultiarch.core.operators import ImageSource, OperatorKind, Placement
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import ImageSource, OperatorKind, Placement
 from kmultiarch.errors import format_field_path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operators.md"

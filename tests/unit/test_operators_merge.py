@@ -17,9 +17,10 @@ from support.operators import (
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import NEEDS_SCHEDULING, SCHEDULING_CONFLICT
-from kmultiarch.core.policy import Policy
-from kmultiarch.engine import EngineResult, InputSource, read_sources, run_documents
+from kmultiarch.core.policy.model import Policy
+from kmultiarch.engine import EngineResult, read_sources, run_documents
 from kmultiarch.errors import PolicyError
+from kmultiarch.yaml.stream import InputSource
 
 
 def _mutate(text: str) -> tuple[list[dict[str, object]], EngineResult]:

@@ -10,10 +10,10 @@ import fnmatch
 
 import pytest
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Override, ResolutionPolicy
-from kmultiarch.core.policyschema import policy_from_spec
-from kmultiarch.core.reference import ImageRef, normalised_glob
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef, normalised_glob
+from kmultiarch.core.policy.model import Override, ResolutionPolicy
+from kmultiarch.core.policy.schema import policy_from_spec
 
 AMD64 = Platform("linux", "amd64")
 

@@ -20,7 +20,7 @@ from kmultiarch.core.findings import (
     SCHEDULING_CONFLICT,
     UNRESOLVED_IMAGE,
 )
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import run_documents
 from kmultiarch.errors import ResolutionError

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch.core.platform import Platform, format_platforms
+from kmultiarch.core.images.platform import Platform, format_platforms
 from kmultiarch.errors import InvalidPlatformError, KmultiarchError
 
 # text -> canonical form (REFERENCE.md section 1, containerd platforms normalisation)

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, SchedulingPolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Policy, SchedulingPolicy
 from kmultiarch.core.resolution import Resolution
 
 BUILD = "node.kubernetes.io/windows-build"

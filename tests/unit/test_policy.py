@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import (
-    CONFIG_ENV,
-    Policy,
-    RegistrySettings,
-    Toleration,
-)
-from kmultiarch.core.policyschema import policy_from_object
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import CONFIG_ENV, Policy, RegistrySettings, Toleration
+from kmultiarch.core.policy.schema import policy_from_object
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import load_policy, parse_policy_text
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.policyschema import policy_from_object
+from kmultiarch.core.policy.model import Policy
+from kmultiarch.core.policy.schema import policy_from_object
 from kmultiarch.errors import PolicyError
 
 SECRET = "a-key-of-at-least-16-characters"

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.cli.commands.policy import format_policy
-from kmultiarch.core.cluster import Taint, cluster_shape, node_sources, policy_document
-from kmultiarch.core.platform import Platform
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.cluster import Taint, cluster_shape, node_sources, policy_document
 from kmultiarch.io.config import parse_policy_text
 from kmultiarch.yaml.stream import read_single_document
 

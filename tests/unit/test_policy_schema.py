@@ -1,4 +1,4 @@
-"""The MultiArchPolicy schema (core/policyschema.SPEC) is the one declaration of each key: the
+"""The MultiArchPolicy schema (core/policy/schema.SPEC) is the one declaration of each key: the
 reader, the defaults, docs/policy.md's table and the KRM ConfigMap form all agree with it."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.policyschema import SPEC, SPEC_KEYS, SpecKey, policy_from_spec
+from kmultiarch.core.policy.model import Policy
+from kmultiarch.core.policy.schema import SPEC, SPEC_KEYS, SpecKey, policy_from_spec
 from kmultiarch.errors import PolicyError
 from kmultiarch.krm.function import CONFIGMAP_KEYS, policy_from_function_config
 
@@ -48,7 +48,7 @@ def documented_rows() -> list[str]:
 def test_the_key_table_of_docs_policy_md_is_the_schemas() -> None:
     expected = [table_row(key) for key in SPEC]
     assert documented_rows() == expected, (
-        "docs/policy.md's key table differs from core/policyschema.SPEC; the table is:\n"
+        "docs/policy.md's key table differs from core/policy/schema.SPEC; the table is:\n"
         + "\n".join([TABLE_HEADER, "|---|---|---|", *expected])
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.policy import VerifySettings
+from kmultiarch.core.policy.model import VerifySettings
 from kmultiarch.errors import PolicyError
 from kmultiarch.io.config import parse_policy_text
 

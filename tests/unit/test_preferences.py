@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.core.patch import apply_patch
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import SchedulingPolicy
-from kmultiarch.core.preferences import preference_terms, with_preferences
-from kmultiarch.core.scheduling import plan_pod_with_inherited
+from kmultiarch.core.placement.preferences import preference_terms, with_preferences
+from kmultiarch.core.placement.scheduling import plan_pod_with_inherited
+from kmultiarch.core.policy.model import SchedulingPolicy
 
 AMD64, ARM64, S390X = (
     Platform("linux", "amd64"),

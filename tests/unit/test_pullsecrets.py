@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kmultiarch.core.pullsecrets import pull_secret_configs
+from kmultiarch.core.operators.pullsecrets import pull_secret_configs
 from kmultiarch.errors import InputError
 from kmultiarch.registry.credentials import CredentialStore, DockerConfigSource
 

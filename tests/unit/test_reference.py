@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.errors import InvalidReferenceError, KmultiarchError
 
 SHA = "sha256:" + "0123456789abcdef" * 4

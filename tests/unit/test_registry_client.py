@@ -13,8 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from kmultiarch.core.oci import OCI_MANIFEST
-from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.images.oci import OCI_MANIFEST
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.errors import ManifestError, RegistryAuthError
 from kmultiarch.registry.client import Endpoint, RegistryClient
 from kmultiarch.registry.credentials import CredentialStore

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kmultiarch.core.policy import RegistrySettings
+from kmultiarch.core.policy.model import RegistrySettings
 from kmultiarch.registry.challenge import parse_challenge, repository_scope
 from kmultiarch.registry.endpoints import (
     endpoints_for,

@@ -13,9 +13,9 @@ import yaml
 
 from kmultiarch.api import mutate_text
 from kmultiarch.core.findings import PLATFORM_PINNED_DIGEST
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Exclusions, Policy, ResolutionPolicy, ScopePolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Exclusions, Policy, ResolutionPolicy, ScopePolicy
 from kmultiarch.core.resolution import DigestPin, Resolution, lines_left, reference_lines
 from kmultiarch.yaml.edit import apply_operations
 from kmultiarch.yaml.stream import read_stream

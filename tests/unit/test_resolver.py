@@ -11,9 +11,9 @@ import httpx
 import pytest
 from support.mock_registry import OCI_INDEX, OCI_MANIFEST, MockRegistry, answer
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Override, RegistrySettings, ResolutionPolicy
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Override, RegistrySettings, ResolutionPolicy
 from kmultiarch.core.resolution import tag_key
 from kmultiarch.registry.client import RegistryClient
 from kmultiarch.registry.credentials import CredentialStore

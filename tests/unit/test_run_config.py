@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.policy import Policy, ResolutionPolicy, VerifyMode, VerifySettings
-from kmultiarch.core.policyschema import policy_from_spec
+from kmultiarch.core.policy.model import Policy, ResolutionPolicy, VerifyMode, VerifySettings
+from kmultiarch.core.policy.schema import policy_from_spec
 from kmultiarch.run.config import RunRequest, configure
 
 BOUNDS = {"maxBytes": 1048576, "maxExpandedBytes": 2097152, "deadline": 5}

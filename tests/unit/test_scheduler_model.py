@@ -27,14 +27,10 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.core.findings import INDISTINGUISHABLE_PLATFORMS
+from kmultiarch.core.images.platform import Platform
 from kmultiarch.core.patch import PatchOperation
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import SchedulingPolicy, Toleration
-from kmultiarch.core.scheduling import (
-    plan_pod,
-    supported_platforms,
-    windows_builds,
-)
+from kmultiarch.core.placement.scheduling import plan_pod, supported_platforms, windows_builds
+from kmultiarch.core.policy.model import SchedulingPolicy, Toleration
 
 ARCH = "kubernetes.io/arch"
 OS = "kubernetes.io/os"
@@ -599,8 +595,8 @@ _provider_values[COMPUTE_CLASS].append("Scale-Out")
 
 
 def _labelled_policy() -> SchedulingPolicy:
-    from kmultiarch.core.nodelabels import read_node_labels, stream_rules
-    from kmultiarch.core.schema import Where
+    from kmultiarch.core.policy.nodelabels import read_node_labels, stream_rules
+    from kmultiarch.core.policy.reading import Where
 
     own = read_node_labels(
         [{"key": POOL, "values": ["legacy"], "platforms": ["linux/amd64"]}],

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import SchedulingPolicy, Toleration
-from kmultiarch.core.scheduling import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.placement.scheduling import (
     PodPlan,
     plan_pod,
     supported_platforms,
     toleration_covers,
 )
+from kmultiarch.core.policy.model import SchedulingPolicy, Toleration
 
 ARCH = "kubernetes.io/arch"
 BETA_ARCH = "beta.kubernetes.io/arch"

@@ -12,10 +12,10 @@ from typing import Any
 import yaml
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy, SchedulingPolicy
-from kmultiarch.core.policyschema import policy_from_spec
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.policy.model import Policy, SchedulingPolicy
+from kmultiarch.core.policy.schema import policy_from_spec
 from kmultiarch.core.resolution import Resolution
 from kmultiarch.engine import EngineResult
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmultiarch.core.schema import Where
-from kmultiarch.core.scope import (
+from kmultiarch.core.policy.reading import Where
+from kmultiarch.core.policy.scope import (
     is_enabled,
     namespace_excluded_by_glob,
     namespaces_in,

@@ -1,5 +1,5 @@
-"""core/shellwords: every word kmultiarch prints in a command reads back, in bash, as the word
-(the file name's very bytes), and shows as it runs: nothing a terminal, a CI log or a reader
+"""core/shellwords: every word kmultiarch prints in a command reads back, in bash, as the
+word (the file name's very bytes), and shows as it runs: nothing a terminal, a CI log or a reader
 would change or miss (issue 36, items 2 and 3)."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def test_next_page(endpoint: Endpoint, link: str | None, expected: str | None) -
 def test_odd_tag_list_bodies(body: bytes, expected: list[str]) -> None:
     import asyncio
 
-    from kmultiarch.core.policy import RegistrySettings
+    from kmultiarch.core.policy.model import RegistrySettings
     from kmultiarch.registry.client import RegistryClient
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -86,7 +86,7 @@ def test_odd_tag_list_bodies(body: bytes, expected: list[str]) -> None:
 def test_a_tag_list_that_is_not_json_is_a_manifest_error() -> None:
     import asyncio
 
-    from kmultiarch.core.policy import RegistrySettings
+    from kmultiarch.core.policy.model import RegistrySettings
     from kmultiarch.errors import ManifestError
     from kmultiarch.registry.client import RegistryClient
 
@@ -128,7 +128,7 @@ def _list_tags(
     """What list_tags gives (or raises, a KmultiarchError) and how many pages it asked for."""
     import asyncio
 
-    from kmultiarch.core.policy import RegistrySettings
+    from kmultiarch.core.policy.model import RegistrySettings
     from kmultiarch.errors import KmultiarchError
     from kmultiarch.registry.client import RegistryClient
 

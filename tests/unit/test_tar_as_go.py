@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from support.tarheaders import BLOCK, END, data, entries, header, long_name, pax
 
-from kmultiarch.core.layers import TarError, TarStream
+from kmultiarch.core.verification.layers import TarError, TarStream
 
 # -- the reader, as Go's ---------------------------------------------------------------------
 

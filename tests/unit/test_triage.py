@@ -1,4 +1,4 @@
-"""The pure part of triage (kmultiarch/core/triage.py) and the owner chain
+"""The pure part of triage (kmultiarch/core/triage/diagnosis.py) and the owner chain
 (kmultiarch/assess/triage.py): what is kept of an object, which messages are architecture
 failures, and which cause each is.
 
@@ -23,20 +23,22 @@ import pytest
 
 from kmultiarch.assess.triage import owner_chain, triage
 from kmultiarch.core.findings import ResourceRef
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import Policy
-from kmultiarch.core.triage import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.policy.model import Policy
+from kmultiarch.core.triage.clusterstate import (
     ClusterState,
     DumpShapeError,
-    ImageFacts,
     Node,
-    PodFailure,
     Taint,
+    event_of,
+    pod_of,
+)
+from kmultiarch.core.triage.diagnosis import (
+    ImageFacts,
+    PodFailure,
     TemplateFacts,
     classify,
-    event_of,
     failures,
-    pod_of,
     required_architectures,
     scheduling_reasons,
     tolerated,
@@ -472,7 +474,7 @@ WEB = ResourceRef("apps/v1", "Deployment", "web", "shop")
 def failure_of(kind: str, *, node_arch: str = "arm64", **extra: Any) -> PodFailure:
     kept = pod_of(pod(node="arm-1" if node_arch else "", phase="Pending"))
     assert kept is not None
-    from kmultiarch.core.triage import Evidence
+    from kmultiarch.core.triage.diagnosis import Evidence
 
     return PodFailure(
         kept,

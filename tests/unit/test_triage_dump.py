@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kmultiarch.core.triage import failures
+from kmultiarch.core.triage.diagnosis import failures
 from kmultiarch.io import clusterdump
 from kmultiarch.io.clusterdump import (
     MAX_LIST_NESTING,

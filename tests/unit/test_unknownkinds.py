@@ -16,13 +16,12 @@ import pytest
 import yaml
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core.catalogue import CATALOGUE
 from kmultiarch.core.findings import UNKNOWN_POD_KIND
-from kmultiarch.core.operators import api_group, catalogue_by_kind
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.unknownkinds import (
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.operators.catalogue import CATALOGUE
+from kmultiarch.core.operators.model import api_group, catalogue_by_kind
+from kmultiarch.core.operators.unknownkinds import (
     PodShapedField,
     crd_schemas,
     entry_yaml,
@@ -34,6 +33,7 @@ from kmultiarch.core.unknownkinds import (
     schema_for,
     unknown_pod_kind,
 )
+from kmultiarch.core.resolution import Resolution
 from kmultiarch.io.config import parse_policy_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "unknown-kinds"

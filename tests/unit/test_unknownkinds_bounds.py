@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmultiarch.api import mutate_text
-from kmultiarch.core import unknownkinds
 from kmultiarch.core.findings import UNKNOWN_POD_KIND
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.operators import unknownkinds
+from kmultiarch.core.operators.unknownkinds import PodShapedField, suggested_entry, unknown_pod_kind
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.unknownkinds import PodShapedField, suggested_entry, unknown_pod_kind
 
 
 def _widget(objects: int) -> dict[str, Any]:

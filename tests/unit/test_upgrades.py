@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.upgrades import VersionTag, lacking_platforms, newer_tags
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.images.upgrades import VersionTag, lacking_platforms, newer_tags
 
 #: Characters of tags, and those a registry may send instead: other scripts' digits, white space,
 #: line breaks.

@@ -1,4 +1,4 @@
-"""kmultiarch.core.verification: the start command, the search for the file a container
+"""kmultiarch.core.verification.verdicts: the start command, the search for the file a container
 starts over hand-made layers (PATH as runc looks it up, WorkingDir, scripts, env, Windows),
 the verdicts, and their JSON form as the cache keeps it."""
 
@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.executables import EM_AARCH64, EM_X86_64, PE_AMD64, elf, pe
 
-from kmultiarch.core.answers import AnswerError
-from kmultiarch.core.binaries import FileHead
-from kmultiarch.core.layers import LayerIndex, TarHeader
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.verification import (
+from kmultiarch.core.images.answers import AnswerError
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.verification.binaries import FileHead
+from kmultiarch.core.verification.layers import LayerIndex, TarHeader
+from kmultiarch.core.verification.verdicts import (
     DEFAULT_PATH,
     NeedLayer,
     PlatformVerification,

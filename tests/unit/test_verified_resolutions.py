@@ -8,12 +8,16 @@ import hashlib
 
 import pytest
 
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import ImageLock, LockEntry
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.policy import ResolutionPolicy, VerifyMode, VerifySettings
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.policy.model import ResolutionPolicy, VerifyMode, VerifySettings
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.verification import ImageVerification, PlatformVerification, VerifyStatus
+from kmultiarch.core.verification.verdicts import (
+    ImageVerification,
+    PlatformVerification,
+    VerifyStatus,
+)
 from kmultiarch.resolve.cache import MemoryCacheBackend, ResolutionCache
 from kmultiarch.resolve.resolver import Resolver
 

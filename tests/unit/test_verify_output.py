@@ -9,9 +9,9 @@ import click
 import pytest
 
 from kmultiarch.cli.commands.verify import parse_size
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.verification import ImageVerification, PlatformVerification, claim_key
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.verification.verdicts import ImageVerification, PlatformVerification, claim_key
 from kmultiarch.output.verification import verification_document, verification_text
 
 DIGEST = "sha256:" + "d" * 64

@@ -29,10 +29,10 @@ from support.executables import (
 from support.mock_registry import MockRegistry, answer
 from support.seed import Blob, IndexEntry, Manifest, PlatformSpec, index
 
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.resolution import Resolution
-from kmultiarch.core.verification import claim_key
+from kmultiarch.core.verification.verdicts import claim_key
 from kmultiarch.errors import ResolutionError
 from kmultiarch.registry.client import RegistryClient
 from kmultiarch.registry.credentials import Credentials, CredentialStore

@@ -10,9 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonpointer import JsonPointer  # type: ignore[import-untyped]
 
-from kmultiarch.core.operators import OperatorKind, Placement, catalogue_by_kind
-from kmultiarch.core.patch import json_pointer
-from kmultiarch.core.workloads import (
+from kmultiarch.core.operators.model import OperatorKind, Placement, catalogue_by_kind
+from kmultiarch.core.operators.workloads import (
     POD_SPEC_PATHS,
     WORKFLOW_SPEC_PATHS,
     Workload,
@@ -20,6 +19,7 @@ from kmultiarch.core.workloads import (
     format_field_path,
     is_skipped,
 )
+from kmultiarch.core.patch import json_pointer
 
 SKIP = "kmultiarch.dev/skip"
 

@@ -21,11 +21,8 @@ from hypothesis import strategies as st
 from kmultiarch.core.patch import apply_patch
 from kmultiarch.errors import ManifestStreamError
 from kmultiarch.yaml import edit as yamledit
-from kmultiarch.yaml.edit import (
-    apply_operations,
-    apply_operations_roundtrip,
-    render_scalar,
-)
+from kmultiarch.yaml.edit import apply_operations, apply_operations_roundtrip
+from kmultiarch.yaml.scalars import render_scalar
 from kmultiarch.yaml.stream import SourceDocument, join_documents, read_stream
 
 POD = "/spec/template/spec"
@@ -1105,8 +1102,8 @@ x-copy: *shared
 
 def test_a_pod_spec_that_lacks_its_fields_is_edited_from_the_one_composition() -> None:
     from kmultiarch.api import mutate_text
-    from kmultiarch.core.platform import Platform
-    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.images.platform import Platform
+    from kmultiarch.core.policy.model import Policy
     from kmultiarch.core.resolution import Resolution
 
     amd64 = Platform("linux", "amd64")

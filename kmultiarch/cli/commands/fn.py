@@ -16,7 +16,7 @@ from kmultiarch.krm.function import run_function
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
-    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.policy.model import Policy
 
 #: kustomize sets these for a legacy exec plugin: the kustomization's directory (also the
 #: plugin's working directory) and the transformer config, which argv[1] names as a temp file.

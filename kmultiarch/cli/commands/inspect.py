@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kmultiarch.core.platform import format_platforms
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.platform import format_platforms
+from kmultiarch.core.images.reference import ImageRef
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions

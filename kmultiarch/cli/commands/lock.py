@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from kmultiarch.cli.hints import command_line
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.core.findings import count_of
+from kmultiarch.core.images.reference import ImageRef
 from kmultiarch.core.lock import ImageLock, LockEntry
-from kmultiarch.core.reference import ImageRef
 from kmultiarch.engine import EngineResult, read_sources, run
 from kmultiarch.io.config import load_lock, write_lock
 from kmultiarch.io.inputs import collect_inputs
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kmultiarch.cli.session import RunOptions
-    from kmultiarch.core.policy import Policy
-    from kmultiarch.core.pullsecrets import DockerConfig
+    from kmultiarch.core.operators.pullsecrets import DockerConfig
+    from kmultiarch.core.policy.model import Policy
     from kmultiarch.core.resolution import Resolution
-    from kmultiarch.core.verification import PlatformVerification
+    from kmultiarch.core.verification.verdicts import PlatformVerification
 
 
 def lock_images(

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 import yaml
 
 from kmultiarch.cli.session import warn
-from kmultiarch.core.cluster import (
+from kmultiarch.core.placement.cluster import (
     NodeSource,
     cluster_shape,
     node_sources,
     policy_document,
     splitting_labels,
 )
-from kmultiarch.core.policy import TAINT_EFFECTS
+from kmultiarch.core.policy.model import TAINT_EFFECTS
 from kmultiarch.errors import InputError
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.safe import printable

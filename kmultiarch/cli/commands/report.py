@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from kmultiarch.assess.assessment import Inventory, UpgradeSuggestion, inventory
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
 from kmultiarch.cli.session import warn
-from kmultiarch.core.platform import Platform
-from kmultiarch.core.reference import ImageRef
-from kmultiarch.core.upgrades import lacking_platforms
+from kmultiarch.core.images.platform import Platform
+from kmultiarch.core.images.reference import ImageRef
+from kmultiarch.core.images.upgrades import lacking_platforms
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output.report import FORMATTERS
 from kmultiarch.run.clock import generated_at
@@ -20,7 +20,7 @@ from kmultiarch.run.session import Session
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
-    from kmultiarch.core.policy import Policy
+    from kmultiarch.core.policy.model import Policy
 
 
 def report_images(

@@ -2,8 +2,8 @@
 
 Reads the cluster's state as ``kubectl get -o json`` (or ``-o yaml``) prints it, streaming
 (:mod:`kmultiarch.io.clusterdump`); recognises the pods' architecture failures
-(:mod:`kmultiarch.core.triage`); runs the engine once over the manifests in PATHs and over the
-failing pods themselves (their images resolved as the other commands resolve them: the lock,
+(:mod:`kmultiarch.core.triage.diagnosis`); runs the engine once over the manifests in PATHs and over
+the failing pods themselves (their images resolved as the other commands resolve them: the lock,
 the cache, the registry); traces each pod to its workload and says a cause and a next step
 (:mod:`kmultiarch.assess.triage`). Exit 1 when an architecture failure is found, 0 when none,
 2 on bad input."""
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from kmultiarch.assess.triage import cluster_source, pinned_tags, triage
 from kmultiarch.cli.hints import command_for
 from kmultiarch.cli.pipeline import resolve_and_run, say_findings
-from kmultiarch.core.triage import ARCH_LABEL, failures
+from kmultiarch.core.triage.clusterstate import ARCH_LABEL
+from kmultiarch.core.triage.diagnosis import failures
 from kmultiarch.io.clusterdump import DumpLimits, read_cluster
 from kmultiarch.io.inputs import collect_inputs
 from kmultiarch.output import default_format
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from kmultiarch.cli.session import RunOptions
-    from kmultiarch.core.policy import Policy
-    from kmultiarch.core.reference import ImageRef
+    from kmultiarch.core.images.reference import ImageRef
+    from kmultiarch.core.policy.model import Policy
     from kmultiarch.core.resolution import Resolution
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kmultiarch.core.findings import count_of
-from kmultiarch.core.reference import ImageRef
+from kmultiarch.core.images.reference import ImageRef
 
 if TYPE_CHECKING:
     from kmultiarch.cli.session import RunOptions
