@@ -205,7 +205,9 @@ def test_function_image_is_small_non_root_and_labelled(images: Images) -> None:
     # What kmultiarch adds to its base, whatever the base.
     base = images.inspect(labels["org.opencontainers.image.base.name"])
     added = images.inspect(FN_IMAGE)["Size"] - base["Size"]
-    assert 0 < added < 40_000_000, added
+    # 42 MB: the admission server's extra came into the image (issue 37: uvicorn, h11 and
+    # prometheus-client, 1.35 MB of sources before their bytecode); it was under 40 MB before.
+    assert 0 < added < 42_000_000, added
 
 
 def test_function_image_is_one_image_per_platform_under_one_name(
