@@ -59,11 +59,11 @@ def _decide(
         for image in pod.images
     )
     if pod.status in ("excluded", "skipped", "malformed"):
-        return _replace(pod, images=images)
+        return dataclass_replace(pod, images=images)
     if pod.status == "chosen-by-operator":
-        return _partially_decided(_replace(pod, images=images), policy, None)
+        return _partially_decided(dataclass_replace(pod, images=images), policy, None)
     if not images:
-        return _replace(pod, images=images, status="ok")
+        return dataclass_replace(pod, images=images, status="ok")
     unresolved = [
         image
         for image in images
@@ -79,7 +79,7 @@ def _decide(
     if unresolved and (
         not fallback or any(image.problem or image.resolution is None for image in unresolved)
     ):
-        unresolved_pod = _replace(pod, images=images, status="unresolved")
+        unresolved_pod = dataclass_replace(pod, images=images, status="unresolved")
         if policy.failure_policy == "Fail":
             return unresolved_pod  # undecidable: the run fails
         return _partially_decided(unresolved_pod, policy, fallback)
@@ -93,7 +93,7 @@ def _decide(
         if plan.conflicts
         else ("needs-change" if plan.changes else "ok")
     )
-    return _replace(
+    return dataclass_replace(
         pod, images=images, status=status, plan=plan, preferred=preferred, narrowed_by=narrowed_by
     )
 
@@ -102,10 +102,9 @@ def _known_platforms(
     images: Sequence[ImageOutcome], fallback: frozenset[Platform] | None
 ) -> list[frozenset[Platform]]:
     """The platforms of each image of a pod whose platforms are known (the registry's answer,
-    else spec.fallbackPlatforms for an image the registry could not answer for), for a
-    HostProcess pod on any Windows build. Metadata-only images (OLM bundles, artifacts) run
-    wherever the pod runs, and images with no answer are left out: the caller knows whether
-    any is."""
+    else spec.fallbackPlatforms for an image the registry could not answer for). Metadata-only
+    images (OLM bundles, artifacts) run wherever the pod runs, and images with no answer are
+    left out: the caller knows whether any is."""
     known = [
         _platforms(image) if image.resolution.ok else (fallback or None)
         for image in images
@@ -130,7 +129,7 @@ def _partially_decided(
         return pod
     narrowing = dataclass_replace(policy.scheduling, tolerations={}, preferences={})
     plan, _ = _plan(pod, known, narrowing)
-    return _replace(pod, plan=plan, partial=True)
+    return dataclass_replace(pod, plan=plan, partial=True)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -264,13 +263,8 @@ def _narrowing_injections(
     injected = [image for image in images if image.container.injection]
     if not injected:
         return ()
-    own = [
-        (_platforms(image) if image.resolution is not None and image.resolution.ok else fallback)
-        for image in images
-        if not image.container.injection
-        and not (image.resolution is not None and image.resolution.metadata_only)
-    ]
-    own_supported = _supported(tuple(p for p in own if p is not None), policy.platforms)
+    own = _known_platforms([image for image in images if not image.container.injection], fallback)
+    own_supported = _supported(tuple(own), policy.platforms)
     if own_supported <= supported:
         return ()
     return tuple(
@@ -286,8 +280,9 @@ def _narrowing_injections(
 
 def _kept_to(pod: PodOutcome) -> str | None:
     """The platforms a partially decided pod is kept to, when its plan writes that."""
-    if not pod.writes or not pod.partial or pod.plan is None:
+    if not (pod.partial and pod.writes):
         return None
+    assert pod.plan is not None  # writes: a plan with changes
     return format_platforms(pod.plan.reachable)
 
 
@@ -310,12 +305,6 @@ def _platforms(image: ImageOutcome) -> frozenset[Platform]:
         # platform would start do not narrow it.
         return image.resolution.platforms | verification.mismatched
     return image.resolution.platforms
-
-
-def _replace(pod: PodOutcome, **changes: Any) -> PodOutcome:
-    from dataclasses import replace
-
-    return replace(pod, **changes)
 
 
 def _findings_for(
