@@ -12,7 +12,7 @@ import pytest
 import yaml
 from support import SeededRegistry
 from support.cli import Completed, clean_env, run_kmultiarch
-from support.manifests import image, write_policy
+from support.manifests import image, policy_workspace
 
 AMD64_ONLY = ["require node affinity kubernetes.io/arch In [amd64]"]
 
@@ -80,11 +80,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def workspace(tmp_path: Path, registry: SeededRegistry) -> Path:
-    directory = tmp_path / "repo"
-    directory.mkdir()
-    write_policy(directory / "policy.yaml", registry)
-    (directory / "operators.yaml").write_text(_stream(registry))
-    return directory
+    return policy_workspace(tmp_path / "repo", registry, _stream(registry))
 
 
 def _run(workspace: Path, env: dict[str, str], *args: str) -> Completed:

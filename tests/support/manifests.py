@@ -78,3 +78,12 @@ def line_of(text: str, fragment: str, occurrence: int = 1) -> int:
             if seen == occurrence:
                 return number
     raise AssertionError(f"{fragment!r} not found {occurrence} times")
+
+
+def policy_workspace(directory: Path, registry: SeededRegistry, manifests: str) -> Path:
+    """A repository folder holding ``policy.yaml`` (registry.test mirrored to ``registry``) and
+    ``operators.yaml`` (``manifests``): what the operators' command-line tests run in."""
+    directory.mkdir()
+    write_policy(directory / "policy.yaml", registry)
+    (directory / "operators.yaml").write_text(manifests)
+    return directory
